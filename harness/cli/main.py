@@ -1,0 +1,77 @@
+"""The ``harness`` command."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from harness import __version__
+from harness.errors import TestbedError, UserError
+
+app = typer.Typer(
+    name="harness",
+    help="Benchmark microservice placement and rescheduling policies on a real cloud-edge testbed.\n\n"
+    "Typical session: provision -> status -> ... -> teardown.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"harness {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    state_dir: Path = typer.Option(
+        None, "--state-dir", envvar="HARNESS_STATE_DIR",
+        help="Where the testbed state lives (testbed.yaml, daemons' pidfiles, Ansible artifacts). Default: ./.harness"),
+    version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    ctx.obj = {"state_dir": state_dir or Path(".harness")}
+
+
+def _register() -> None:
+    from harness.cli import testbed  # noqa: F401  (commands register themselves on `app`)
+
+
+def main(argv: list[str] | None = None) -> int:
+    _register()
+    try:
+        rc = app(args=argv, standalone_mode=False)
+    except UserError as exc:
+        print(f"harness: error: {exc}", file=sys.stderr)
+        return 2
+    except TestbedError as exc:
+        print(f"harness: testbed error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("harness: interrupted; 'harness teardown' removes whatever was left", file=sys.stderr)
+        return 130
+    except typer.Exit as exc:
+        return exc.exit_code
+    except SystemExit as exc:  # click's usage errors
+        return exc.code if isinstance(exc.code, int) else 2
+    except Exception as exc:  # click exceptions in standalone_mode=False
+        import click
+
+        if isinstance(exc, click.exceptions.Abort):
+            print("harness: aborted", file=sys.stderr)
+            return 130
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            return 2
+        raise
+    return rc if isinstance(rc, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,20 @@
+"""Errors a user can fix. The CLI prints them as one line and exits with status 2."""
+
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """A mistake in what the user gave us: a file, a field, a flag, or the testbed's state."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, source: str | None = None, field: str | None = None):
+        self.source = source
+        self.field = field
+        self.detail = message
+        parts = [p for p in (source, field) if p]
+        super().__init__(f"{': '.join(parts)}: {message}" if parts else message)
+
+
+class TestbedError(RuntimeError):
+    """The testbed could not do what was asked (a command failed, a node is missing)."""

@@ -1,0 +1,1 @@
+"""Provisioning: Ansible playbooks run through ansible-runner, with live progress."""

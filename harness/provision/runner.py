@@ -1,0 +1,123 @@
+"""Run a playbook with ansible-runner and turn its event stream into progress updates.
+
+Live progress comes from runner events: the current task, and ok/changed/failed counts
+(items of a loop count one each). A failed task raises PlaybookFailed with Ansible's message.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from harness.errors import TestbedError
+
+PLAYBOOKS_ENV = "HARNESS_PLAYBOOKS"
+
+
+def playbooks_dir() -> Path:
+    """playbooks/ beside the package (editable install), or $HARNESS_PLAYBOOKS."""
+    env = os.environ.get(PLAYBOOKS_ENV)
+    d = Path(env) if env else Path(__file__).resolve().parents[2] / "playbooks"
+    if not (d / "library").is_dir():
+        raise TestbedError(f"playbooks not found at {d}; set {PLAYBOOKS_ENV} to the repository's playbooks/ folder")
+    return d
+
+
+@dataclass
+class Progress:
+    """What a progress display needs after every event."""
+
+    task: str = ""
+    item: str | None = None
+    counts: Counter = field(default_factory=Counter)  # ok, changed, failed, skipped
+    tasks_done: int = 0
+
+
+@dataclass
+class PlaybookResult:
+    status: str
+    counts: Counter
+    results: dict[str, list[dict[str, Any]]]  # task name -> module results (one per item)
+
+    @property
+    def changed(self) -> int:
+        return self.counts["changed"]
+
+
+class PlaybookFailed(TestbedError):
+    def __init__(self, task: str, msg: str):
+        self.task = task
+        super().__init__(f"task '{task}' failed: {msg}")
+
+
+def _label(res: dict) -> str | None:
+    return res.get("_ansible_item_label") if isinstance(res, dict) else None
+
+
+def run_playbook(playbook: str, *, extravars: dict[str, Any], private_data_dir: Path,
+                 on_progress: Callable[[Progress], None] | None = None) -> PlaybookResult:
+    import ansible_runner  # heavy: imported only when a playbook really runs
+
+    pb_dir = playbooks_dir()
+    progress = Progress()
+    results: dict[str, list[dict[str, Any]]] = {}
+    failure: list[tuple[str, str]] = []
+
+    def handle(event: dict) -> bool:
+        kind = event.get("event", "")
+        data = event.get("event_data", {})
+        task = data.get("task", progress.task)
+        res = data.get("res", {}) if isinstance(data.get("res"), dict) else {}
+        if kind == "playbook_on_task_start":
+            if progress.task:
+                progress.tasks_done += 1
+            progress.task, progress.item = task, None
+        elif kind in ("runner_on_ok", "runner_item_on_ok"):
+            if kind == "runner_on_ok" and "results" in res:  # a loop's summary; its items were counted
+                pass
+            else:
+                progress.counts["changed" if res.get("changed") else "ok"] += 1
+                results.setdefault(task, []).append(res)
+                progress.item = _label(res)
+        elif kind in ("runner_on_failed", "runner_item_on_failed", "runner_on_unreachable"):
+            if kind == "runner_on_failed" and "results" in res:
+                pass
+            elif not data.get("ignore_errors"):
+                progress.counts["failed"] += 1
+                failure.append((task, str(res.get("msg") or res.get("stderr") or res)))
+        elif kind in ("runner_on_skipped", "runner_item_on_skipped"):
+            progress.counts["skipped"] += 1
+        if on_progress:
+            on_progress(progress)
+        return True  # keep the event in the artifacts
+
+    private_data_dir.mkdir(parents=True, exist_ok=True)
+    venv_bin = str(Path(sys.executable).parent)  # ansible-playbook lives beside our interpreter
+    runner = ansible_runner.run(
+        private_data_dir=str(private_data_dir),
+        playbook=str(pb_dir / playbook),
+        inventory=f"localhost ansible_connection=local ansible_python_interpreter={sys.executable}",
+        extravars=extravars,
+        envvars={
+            "PATH": f"{venv_bin}:{os.environ.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin')}",
+            "ANSIBLE_LIBRARY": str(pb_dir / "library"),
+            "ANSIBLE_ROLES_PATH": str(pb_dir / "roles"),
+            "ANSIBLE_LOCALHOST_WARNING": "False",
+            "ANSIBLE_INVENTORY_UNPARSED_WARNING": "False",
+            "ANSIBLE_NOCOLOR": "True",
+            "ANSIBLE_PIPELINING": "True",
+        },
+        event_handler=handle,
+        quiet=True,
+        rotate_artifacts=5,
+    )
+    if failure:
+        raise PlaybookFailed(*failure[0])
+    if runner.status != "successful":
+        tail = (runner.stdout.read()[-800:] if runner.stdout else "").strip()
+        raise TestbedError(f"ansible-runner ended with status {runner.status} (rc {runner.rc}): {tail}")
+    return PlaybookResult(runner.status, progress.counts, results)

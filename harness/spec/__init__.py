@@ -1,0 +1,1 @@
+"""Typed models and loaders for every file the harness reads or writes."""

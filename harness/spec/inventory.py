@@ -1,0 +1,151 @@
+"""The inventory: what testbed to build (input of ``harness provision``).
+
+Node types carry what the scheduler sees (logical cores, memory) and what the emulation
+enforces (relative CPU speed). Latency is given as round-trip milliseconds between tiers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import json
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from harness.errors import UserError
+from harness.spec.loader import load_model
+
+Tier = Literal["cloud", "edge", "client"]
+TIERS: tuple[str, ...] = ("cloud", "edge", "client")
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+class NodeType(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    tier: Tier
+    cpus: float = Field(gt=0, description="logical cores the scheduler sees")
+    memory_gb: float = Field(gt=0, description="memory the scheduler sees, GiB")
+    speed: float = Field(gt=0, description="relative CPU speed; only ratios between types matter")
+
+
+class Node(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    type: str
+
+    @field_validator("name")
+    @classmethod
+    def _dns_label(cls, v: str) -> str:
+        if not DNS_LABEL.match(v) or len(v) > 40:
+            raise ValueError(f"{v!r} must be a DNS-1123 label (lower-case letters, digits, '-'; at most 40 chars)")
+        return v
+
+
+class LocalOptions(BaseModel):
+    """Knobs of the embedded local testbed (network namespaces + cgroups)."""
+
+    model_config = ConfigDict(extra="forbid")
+    prefix: str = Field("hx", description="prefix of every namespace, link and cgroup the testbed creates")
+    subnet: str = Field("10.230.0.0/16", description="private /16 for the testbed; nodes get x.y.1.N")
+    latency_injector: Literal["auto", "netem", "nfqueue"] = "auto"
+    fastest_node_cpus: float = Field(1.0, gt=0, le=64, description="CPU share (in cores) of the fastest node type; others scale by speed")
+    cpu_period_us: int = Field(10000, ge=1000, le=1000000, description="CFS bandwidth period; short periods throttle smoothly")
+
+    @field_validator("prefix")
+    @classmethod
+    def _short_prefix(cls, v: str) -> str:
+        if not re.fullmatch(r"[a-z][a-z0-9]{0,5}", v):
+            raise ValueError("must be 1-6 lower-case letters or digits, starting with a letter (it goes into 15-char link names)")
+        return v
+
+    @field_validator("subnet")
+    @classmethod
+    def _subnet16(cls, v: str) -> str:
+        try:
+            net = ipaddress.ip_network(v, strict=True)
+        except ValueError as exc:
+            raise ValueError(f"must be an IPv4 network like 10.230.0.0/16 ({exc})") from None
+        if net.version != 4 or net.prefixlen != 16 or not net.is_private:
+            raise ValueError("must be a private IPv4 /16 such as 10.230.0.0/16")
+        return v
+
+
+class Inventory(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = "testbed"
+    backend: Literal["local"] = "local"
+    node_types: dict[str, NodeType] = Field(min_length=1)
+    nodes: list[Node] = Field(min_length=1)
+    rtt_ms: dict[str, float] = Field(description="round-trip ms between tiers, keys like 'cloud-edge'")
+    local: LocalOptions = Field(default_factory=LocalOptions)
+
+    def node_type(self, node: Node) -> NodeType:
+        return self.node_types[node.type]
+
+    def tier_rtt(self, a: str, b: str) -> float:
+        """RTT between two tiers; keys are order-insensitive ('edge-cloud' == 'cloud-edge')."""
+        for key in (f"{a}-{b}", f"{b}-{a}"):
+            if key in self.rtt_ms:
+                return self.rtt_ms[key]
+        raise KeyError(f"{a}-{b}")
+
+    def rtt_matrix(self) -> dict[str, dict[str, float]]:
+        """Configured node-to-node RTT in ms (0 on the diagonal)."""
+        out: dict[str, dict[str, float]] = {}
+        for a in self.nodes:
+            ta = self.node_type(a).tier
+            out[a.name] = {
+                b.name: 0.0 if a.name == b.name else self.tier_rtt(ta, self.node_type(b).tier) for b in self.nodes
+            }
+        return out
+
+    def checksum(self) -> str:
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def check_semantics(inv: Inventory, source: str) -> Inventory:
+    """What a schema cannot say: references, duplicates, and a latency for every tier pair in use."""
+    seen: set[str] = set()
+    for i, node in enumerate(inv.nodes):
+        if node.type not in inv.node_types:
+            known = ", ".join(sorted(inv.node_types))
+            raise UserError(f"unknown node type {node.type!r} (known: {known})", source=source, field=f"nodes[{i}].type")
+        if node.name in seen:
+            raise UserError(f"duplicate node name {node.name!r}", source=source, field=f"nodes[{i}].name")
+        seen.add(node.name)
+    for key, value in inv.rtt_ms.items():
+        parts = key.split("-")
+        if len(parts) != 2 or any(p not in TIERS for p in parts):
+            raise UserError(f"key must be two tiers joined by '-', tiers being {', '.join(TIERS)}", source=source, field=f"rtt_ms.{key}")
+        if value < 0:
+            raise UserError("must be ≥ 0", source=source, field=f"rtt_ms.{key}")
+    for i, a in enumerate(inv.nodes):
+        for b in inv.nodes[i + 1:]:
+            ta, tb = inv.node_type(a).tier, inv.node_type(b).tier
+            try:
+                inv.tier_rtt(ta, tb)
+            except KeyError:
+                raise UserError(
+                    f"no latency between tiers {ta!r} and {tb!r} (nodes {a.name} and {b.name}); add '{ta}-{tb}: <ms>'",
+                    source=source, field="rtt_ms",
+                ) from None
+    if len(inv.nodes) > 250:
+        raise UserError(f"{len(inv.nodes)} nodes; the local testbed supports at most 250", source=source, field="nodes")
+    return inv
+
+
+def load_inventory(path: str | Path | None = None) -> Inventory:
+    """Load an inventory file, or the shipped default (REACH's testbed) when ``path`` is None."""
+    if path is None:
+        with resources.as_file(default_inventory_path()) as p:
+            return check_semantics(load_model(Inventory, p), "default inventory")
+    return check_semantics(load_model(Inventory, path), str(path))
+
+
+def default_inventory_path():
+    return resources.files("harness") / "data" / "inventories" / "reach-local.yaml"

@@ -1,0 +1,89 @@
+"""Read YAML/JSON files into pydantic models, turning every failure into one UserError line.
+
+The line names the file, the field path and what was expected, e.g.
+``inv.yaml: node_types.edge-a.speed: must be > 0``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from harness.errors import UserError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_document(path: str | Path) -> Any:
+    """Parse a YAML or JSON file (JSON is YAML, but JSON errors read better from json)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError("file not found", source=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read file ({exc.__class__.__name__}: {exc})", source=str(path)) from None
+    try:
+        if path.suffix == ".json":
+            return json.loads(text)
+        return yaml.safe_load(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=str(path)) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise UserError(f"invalid YAML{where}: {problem}", source=str(path)) from None
+
+
+def field_path(loc: tuple[Any, ...]) -> str:
+    """('nodes', 3, 'type') -> 'nodes[3].type'."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+def _describe(err: dict[str, Any]) -> str:
+    msg = err["msg"]
+    # pydantic prefixes custom errors with "Value error, "; the user does not need it.
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            msg = msg[len(prefix):]
+    if err["type"] == "missing":
+        return "required field is missing"
+    if err["type"] == "extra_forbidden":
+        return "unknown field"
+    if err["type"] == "greater_than":
+        return f"must be > {err['ctx']['gt']}"
+    if err["type"] == "greater_than_equal":
+        return f"must be ≥ {err['ctx']['ge']}"
+    return msg[0].lower() + msg[1:] if msg else "invalid value"
+
+
+def validation_error(exc: ValidationError, source: str) -> UserError:
+    """The first error of a pydantic ValidationError as one UserError naming file and field."""
+    err = exc.errors()[0]
+    return UserError(_describe(err), source=source, field=field_path(tuple(err["loc"])))
+
+
+def load_model(model: type[M], path: str | Path) -> M:
+    """Load and validate ``path`` as ``model``; any problem becomes a one-line UserError."""
+    data = read_document(path)
+    return parse_model(model, data, str(path))
+
+
+def parse_model(model: type[M], data: Any, source: str) -> M:
+    if data is None:
+        raise UserError("file is empty", source=source)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(exc, source) from None

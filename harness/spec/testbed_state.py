@@ -1,0 +1,79 @@
+"""The testbed state file: written by ``provision``, read by every later command.
+
+Default path ``.harness/testbed.yaml``. It says which backend runs, every node with its type,
+tier, address and capacities, and the configured and measured RTT matrices.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+from harness.spec.loader import load_model
+
+
+class NodeState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    type: str
+    tier: str
+    address: str
+    cpus: float
+    memory_gb: float
+    speed: float
+
+
+class TestbedState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    backend: Literal["local"]
+    name: str
+    status: Literal["provisioning", "ready"]
+    inventory_checksum: str
+    inventory: dict[str, Any]  # the inventory it was built from, verbatim after validation
+    created: str
+    nodes: list[NodeState]
+    latency_injector: str | None = None  # netem | nfqueue
+    latency_injector_reason: str | None = None
+    rtt_configured_ms: dict[str, dict[str, float]] = {}
+    rtt_measured_ms: dict[str, dict[str, float | None]] = {}
+    backend_data: dict[str, Any] = {}  # backend-specific (the local layout)
+
+    def node(self, name: str) -> NodeState:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(name)
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def state_path(state_dir: Path) -> Path:
+    return state_dir / "testbed.yaml"
+
+
+def default_state_dir() -> Path:
+    return Path(os.environ.get("HARNESS_STATE_DIR", ".harness"))
+
+
+def load_state(state_dir: Path) -> TestbedState | None:
+    path = state_path(state_dir)
+    if not path.exists():
+        return None
+    return load_model(TestbedState, path)
+
+
+def save_state(state_dir: Path, state: TestbedState) -> Path:
+    """Write atomically so that a crash never leaves half a state file."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    path = state_path(state_dir)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(yaml.safe_dump(state.model_dump(mode="json"), sort_keys=False, width=120))
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,79 @@
+"""The Cluster interface: everything above the testbed (profiling, deployment, policies, load,
+faults) talks to the testbed only through this, so it runs unchanged on any backend."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from harness.spec.testbed_state import NodeState
+
+
+@dataclass(frozen=True)
+class NodeStatus:
+    node: NodeState
+    up: bool
+
+
+class NodeProcess(ABC):
+    """A process running inside a node (a pod's container on Kubernetes)."""
+
+    node: str
+    pid: int
+
+    @abstractmethod
+    def poll(self) -> int | None: ...
+
+    @abstractmethod
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    @abstractmethod
+    def terminate(self) -> None: ...
+
+    @abstractmethod
+    def kill(self) -> None: ...
+
+
+class Cluster(ABC):
+    backend: str
+
+    @property
+    @abstractmethod
+    def nodes(self) -> list[NodeState]: ...
+
+    def node(self, name: str) -> NodeState:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(f"no node named {name!r} (nodes: {', '.join(n.name for n in self.nodes)})")
+
+    @abstractmethod
+    def node_up(self, name: str) -> bool: ...
+
+    def status(self) -> list[NodeStatus]:
+        return [NodeStatus(n, self.node_up(n.name)) for n in self.nodes]
+
+    @abstractmethod
+    def fail_node(self, name: str) -> None:
+        """Crash the node: every process on it dies and its links go down."""
+
+    @abstractmethod
+    def recover_node(self, name: str) -> None:
+        """Bring a failed node back, empty (as a rebooted machine)."""
+
+    @abstractmethod
+    def rtt_configured(self) -> dict[str, dict[str, float]]: ...
+
+    @abstractmethod
+    def set_latency(self, a: str, b: str, rtt_ms: float) -> None:
+        """Change the round-trip time between two nodes while running."""
+
+    @abstractmethod
+    def measure_rtt(self) -> dict[str, dict[str, float | None]]: ...
+
+    @abstractmethod
+    def start_process(self, node: str, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
+                      log: Path | None = None, cgroup: str | None = None) -> NodeProcess:
+        """Start ``argv`` inside ``node`` (its network and its CPU/memory caps)."""

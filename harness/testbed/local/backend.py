@@ -1,0 +1,140 @@
+"""The local backend of the Cluster interface: nodes are network namespaces with cgroups."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from harness.errors import TestbedError
+from harness.spec.testbed_state import NodeState, TestbedState, save_state
+from harness.testbed.cluster import Cluster, NodeProcess
+from harness.testbed.local import cgroups, linkemu, network, rtt
+from harness.testbed.local.layout import Layout
+from harness.testbed.local.sh import run
+from harness.testbed.local.teardown import run_dir
+
+DELAYER = "delayer"
+
+
+class LocalProcess(NodeProcess):
+    def __init__(self, node: str, popen: subprocess.Popen):
+        self.node = node
+        self.popen = popen
+        self.pid = popen.pid
+
+    def poll(self) -> int | None:
+        return self.popen.poll()
+
+    def wait(self, timeout: float | None = None) -> int:
+        return self.popen.wait(timeout)
+
+    def terminate(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.terminate()
+
+    def kill(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.kill()
+
+
+class LocalCluster(Cluster):
+    backend = "local"
+
+    def __init__(self, state: TestbedState, state_dir: Path):
+        self.state = state
+        self.state_dir = state_dir
+        self.layout = Layout.from_dict(state.backend_data["layout"])
+
+    # ------------------------------------------------------------ nodes
+    @property
+    def nodes(self) -> list[NodeState]:
+        return list(self.state.nodes)
+
+    def _layout_node(self, name: str):
+        self.node(name)  # a clear KeyError for unknown names
+        return self.layout.node(name)
+
+    def node_cgroup(self, name: str) -> str:
+        return f"{self.layout.cgroup}/{name}"
+
+    def node_up(self, name: str) -> bool:
+        return network.node_link_up(self.layout, self._layout_node(name))
+
+    def fail_node(self, name: str) -> None:
+        node = self._layout_node(name)
+        cgroups.kill_all(self.node_cgroup(name))
+        for pid in run(["ip", "netns", "pids", node.netns], check=False).stdout.split():
+            try:
+                os.kill(int(pid), 9)
+            except ProcessLookupError:
+                pass
+        network.set_node_link(self.layout, node, up=False)
+
+    def recover_node(self, name: str) -> None:
+        network.set_node_link(self.layout, self._layout_node(name), up=True)
+
+    # ------------------------------------------------------------ latency
+    def rtt_configured(self) -> dict[str, dict[str, float]]:
+        return {a: dict(row) for a, row in self.state.rtt_configured_ms.items()}
+
+    def set_latency(self, a: str, b: str, rtt_ms: float) -> None:
+        if rtt_ms < 0:
+            raise ValueError("rtt_ms must be ≥ 0")
+        self._layout_node(a), self._layout_node(b)
+        if a == b:
+            raise ValueError("set_latency needs two different nodes")
+        matrix = self.rtt_configured()
+        matrix[a][b] = matrix[b][a] = float(rtt_ms)
+        if self.state.latency_injector == "netem":
+            for cmd in linkemu.netem_change_commands(self.layout, a, b, rtt_ms):
+                run(["ip", "netns", "exec", self.layout.hub_netns, *cmd])
+        else:
+            linkemu.write_delay_table(delay_table_path(self.state_dir), self.layout, matrix)
+            linkemu.reload_delayer(run_dir(self.state_dir) / f"{DELAYER}.pid")
+        self.state.rtt_configured_ms = matrix
+        save_state(self.state_dir, self.state)
+
+    def measure_rtt(self) -> dict[str, dict[str, float | None]]:
+        up = [n.name for n in self.nodes if self.node_up(n.name)]
+        return rtt.measure_matrix(self.layout, up)
+
+    # ------------------------------------------------------------ processes
+    def _wrap(self, node: str, argv: Sequence[str], cgroup: str | None) -> list[str]:
+        """A small shell enters the cgroup and then execs ``ip netns exec``: the process is capped
+        from its first instruction, and no Python code runs between fork and exec."""
+        ln = self._layout_node(node)
+        if not self.node_up(node):
+            raise TestbedError(f"node {node} is down")
+        rel = self.node_cgroup(node) + (f"/{cgroup}" if cgroup else "")
+        if cgroup:
+            limits = cgroups.read_limits(self.node_cgroup(node))
+            cgroups.ensure(rel, limits["cpu_quota_us"], limits["cpu_period_us"], limits["memory_bytes"])
+        join = " && ".join(f"echo $$ > {shlex.quote(p)}" for p in cgroups.join_paths(rel))
+        return ["/bin/sh", "-c", f'{join} && exec ip netns exec {shlex.quote(ln.netns)} "$@"', "sh", *argv]
+
+    def start_process(self, node: str, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
+                      log: Path | None = None, cgroup: str | None = None) -> LocalProcess:
+        """Run ``argv`` in the node's namespace, inside the node's cgroup (or a child ``cgroup`` of it)."""
+        wrapper = self._wrap(node, argv, cgroup)
+        out = open(log, "ab") if log else subprocess.DEVNULL
+        try:
+            popen = subprocess.Popen(wrapper, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL,
+                                     stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        finally:
+            if log:
+                out.close()
+        return LocalProcess(node, popen)
+
+    def run_in_node(self, node: str, argv: Sequence[str], timeout: float = 60) -> subprocess.CompletedProcess:
+        """Run a command to completion inside a node (with its caps) and capture its output."""
+        try:
+            return subprocess.run(self._wrap(node, argv, None), capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise TestbedError(f"{' '.join(argv)} on {node} did not finish within {timeout:g}s") from None
+
+
+def delay_table_path(state_dir: Path) -> Path:
+    return run_dir(state_dir) / "delays.json"

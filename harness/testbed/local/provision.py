@@ -1,0 +1,57 @@
+"""``harness provision`` for the local backend: validate, run playbooks/local.yml, measure, record."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Callable
+
+from harness.errors import UserError
+from harness.provision.runner import PlaybookResult, Progress, run_playbook
+from harness.spec.inventory import Inventory
+from harness.spec.testbed_state import NodeState, TestbedState, load_state, now_iso, save_state, state_path
+from harness.testbed.local import rtt
+from harness.testbed.local.layout import layout_for
+
+
+def provision(inv: Inventory, state_dir: Path, on_progress: Callable[[Progress], None] | None = None,
+              measure: bool = True) -> tuple[TestbedState, PlaybookResult]:
+    if os.geteuid() != 0:
+        raise UserError("the local testbed needs root (network namespaces, cgroups, iptables); run as root")
+    existing = load_state(state_dir)
+    if existing is not None and existing.inventory_checksum != inv.checksum():
+        raise UserError(
+            f"a testbed built from another inventory ({existing.name}) is recorded here; "
+            "run 'harness teardown' first", source=str(state_path(state_dir)))
+    layout = layout_for(inv)
+    state = existing or TestbedState(
+        backend="local", name=inv.name, status="provisioning", inventory_checksum=inv.checksum(),
+        inventory=inv.model_dump(mode="json"), created=now_iso(),
+        nodes=[NodeState(name=n.name, type=n.type, tier=n.tier, address=n.address, cpus=n.cpus,
+                         memory_gb=n.memory_gb, speed=n.speed) for n in layout.nodes],
+        rtt_configured_ms=inv.rtt_matrix(),
+        backend_data={"layout": layout.to_dict()},
+    )
+    # Recorded before anything is built: teardown finds a half-built testbed from it.
+    save_state(state_dir, state)
+    result = run_playbook(
+        "local.yml",
+        extravars={
+            "harness_layout": layout.to_dict(),
+            # set_latency may have changed the matrix since the last run: keep the live one
+            "harness_rtt_ms": state.rtt_configured_ms,
+            "harness_latency_injector": inv.local.latency_injector,
+            "harness_state_dir": str(state_dir.resolve()),
+            "harness_python": sys.executable,
+        },
+        private_data_dir=state_dir / "ansible",
+        on_progress=on_progress,
+    )
+    pre = result.results["Check host prerequisites and probe the kernel for sch_netem"][0]
+    state.latency_injector, state.latency_injector_reason = pre["injector"], pre["reason"]
+    if measure:
+        state.rtt_measured_ms = rtt.measure_matrix(layout)
+    state.status = "ready"
+    save_state(state_dir, state)
+    return state, result

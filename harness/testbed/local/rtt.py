@@ -1,0 +1,37 @@
+"""Measure the node-to-node round-trip matrix with real ICMP pings from inside the namespaces."""
+
+from __future__ import annotations
+
+import re
+import statistics
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+from harness.testbed.local.layout import Layout
+
+_TIME = re.compile(r"time=([0-9.]+) ms")
+
+
+def ping_ms(src_netns: str, dst_address: str, count: int = 6, interval: float = 0.05, timeout_s: float = 3) -> float | None:
+    """Median RTT of ``count`` pings, the first left out (it pays for ARP); None if unreachable."""
+    proc = subprocess.run(
+        ["ip", "netns", "exec", src_netns, "ping", "-n", "-c", str(count), "-i", str(interval),
+         "-W", str(timeout_s), "-w", str(int(timeout_s + count * interval + 1)), dst_address],
+        capture_output=True, text=True,
+    )
+    times = [float(t) for t in _TIME.findall(proc.stdout)]
+    if len(times) > 1:
+        times = times[1:]
+    return round(statistics.median(times), 3) if times else None
+
+
+def measure_matrix(layout: Layout, nodes: list[str] | None = None, count: int = 6) -> dict[str, dict[str, float | None]]:
+    """RTT in ms between every pair of (up) nodes, pairs measured concurrently, each once (RTT is symmetric)."""
+    names = nodes if nodes is not None else [n.name for n in layout.nodes]
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    with ThreadPoolExecutor(max_workers=min(16, max(1, len(pairs)))) as pool:
+        results = list(pool.map(lambda p: ping_ms(layout.node(p[0]).netns, layout.node(p[1]).address, count), pairs))
+    out: dict[str, dict[str, float | None]] = {a: {a: 0.0} for a in names}
+    for (a, b), ms in zip(pairs, results):
+        out[a][b] = out[b][a] = ms
+    return {a: {b: out[a][b] for b in names} for a in names}

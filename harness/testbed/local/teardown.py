@@ -1,0 +1,84 @@
+"""Remove everything a local testbed made, found by its name prefix, so it also works after a
+crash or Ctrl-C half-way through provisioning (when no complete state file exists)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.testbed.local import cgroups, daemons
+from harness.testbed.local.layout import base_names
+from harness.testbed.local.network import link_exists, netns_list
+from harness.testbed.local.sh import run
+
+
+@dataclass
+class Leftovers:
+    namespaces: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+    cgroups: list[str] = field(default_factory=list)
+    daemons: list[str] = field(default_factory=list)
+
+    def empty(self) -> bool:
+        return not (self.namespaces or self.links or self.cgroups or self.daemons)
+
+    def describe(self) -> str:
+        parts = [f"{k}: {', '.join(v)}" for k, v in vars(self).items() if v]
+        return "; ".join(parts) or "nothing"
+
+
+def run_dir(state_dir: Path) -> Path:
+    return state_dir / "run"
+
+
+def find(prefix: str, state_dir: Path) -> Leftovers:
+    names = base_names(prefix, "10.0.0.0/16")  # the subnet does not matter for names
+    left = Leftovers()
+    left.namespaces = [ns for ns in netns_list() if ns.startswith(f"{prefix}-")]
+    left.links = [names["root_veth"]] if link_exists(names["root_veth"]) else []
+    left.cgroups = [names["cgroup"]] if cgroups.exists(names["cgroup"]) else []
+    rd = run_dir(state_dir)
+    if rd.exists():
+        left.daemons = [p.stem for p in rd.glob("*.pid") if daemons.read_pid(p) is not None]
+    return left
+
+
+def _kill_netns_processes(ns: str) -> None:
+    for _ in range(50):
+        pids = [int(p) for p in run(["ip", "netns", "pids", ns], check=False).stdout.split()]
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.02)
+
+
+def teardown(prefix: str, state_dir: Path) -> Leftovers:
+    """Remove daemons, namespaces (with their links and iptables rules), the root link, cgroups,
+    and the state file. Idempotent. Returns what it removed."""
+    removed = find(prefix, state_dir)
+    rd = run_dir(state_dir)
+    for pidfile in sorted(rd.glob("*.pid")) if rd.exists() else []:
+        daemons.stop(pidfile)
+    names = base_names(prefix, "10.0.0.0/16")
+    if cgroups.exists(names["cgroup"]):
+        cgroups.kill_all(names["cgroup"])
+    for ns in removed.namespaces:
+        _kill_netns_processes(ns)
+        run(["ip", "netns", "del", ns], check=False)
+    if link_exists(names["root_veth"]):  # normally gone with the hub namespace
+        run(["ip", "link", "del", names["root_veth"]], check=False)
+    cgroups.remove_tree(names["cgroup"])
+    for f in ("testbed.yaml", "testbed.tmp"):
+        (state_dir / f).unlink(missing_ok=True)
+    if rd.exists():
+        for f in rd.iterdir():
+            f.unlink()
+        rd.rmdir()
+    return removed

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# System packages the local testbed needs (Debian/Ubuntu). Skips apt when all are present.
+set -euo pipefail
+need=()
+command -v ip >/dev/null       || need+=(iproute2)
+command -v tc >/dev/null       || need+=(iproute2)
+command -v iptables >/dev/null || need+=(iptables)
+command -v ping >/dev/null     || need+=(iputils-ping)
+command -v sysctl >/dev/null   || need+=(procps)
+command -v prometheus >/dev/null || need+=(prometheus)
+ldconfig -p 2>/dev/null | grep -q libnetfilter_queue.so.1 || need+=(libnetfilter-queue1)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then echo "run as root to install: ${need[*]}" >&2; exit 1; fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${need[@]}"
+fi
