@@ -44,6 +44,7 @@ def _register() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; every known failure becomes one line on stderr and an exit status."""
     _register()
     try:
         rc = app(args=argv, standalone_mode=False)
@@ -53,25 +54,14 @@ def main(argv: list[str] | None = None) -> int:
     except TestbedError as exc:
         print(f"harness: testbed error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, typer.Abort):
         print("harness: interrupted; 'harness teardown' removes whatever was left", file=sys.stderr)
         return 130
     except typer.Exit as exc:
         return exc.exit_code
-    except SystemExit as exc:  # click's usage errors
-        return exc.code if isinstance(exc.code, int) else 2
-    except Exception as exc:  # click exceptions in standalone_mode=False
-        import click
-
-        if isinstance(exc, click.exceptions.Abort):
-            print("harness: aborted", file=sys.stderr)
-            return 130
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            return 2
-        raise
+    except typer.TyperException as exc:  # usage errors of the (vendored) click layer
+        show = getattr(exc, "show", None)
+        if show:
+            show()
+        return getattr(exc, "exit_code", 2)
     return rc if isinstance(rc, int) else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -52,7 +52,9 @@ class LocalOptions(BaseModel):
     prefix: str = Field("hx", description="prefix of every namespace, link and cgroup the testbed creates")
     subnet: str = Field("10.230.0.0/16", description="private /16 for the testbed; nodes get x.y.1.N")
     latency_injector: Literal["auto", "netem", "nfqueue"] = "auto"
-    fastest_node_cpus: float = Field(1.0, gt=0, le=64, description="CPU share (in cores) of the fastest node type; others scale by speed")
+    # 0.9, not 1.0: a single thread capped at exactly one core is throttled erratically (CFS hands
+    # out quota in per-CPU slices), so the fastest node would be slower and noisier than the ratio says.
+    fastest_node_cpus: float = Field(0.9, gt=0, le=64, description="CPU share (in cores) of the fastest node type; others scale by speed")
     cpu_period_us: int = Field(10000, ge=1000, le=1000000, description="CFS bandwidth period; short periods throttle smoothly")
 
     @field_validator("prefix")

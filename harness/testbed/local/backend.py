@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -126,6 +127,14 @@ class LocalCluster(Cluster):
         finally:
             if log:
                 out.close()
+        # Return only once the process is inside the node: a fail_node right after must find it.
+        rel = self.node_cgroup(node) + (f"/{cgroup}" if cgroup else "")
+        deadline = time.monotonic() + 5
+        while popen.pid not in cgroups.pids(rel) and popen.poll() is None:
+            if time.monotonic() > deadline:
+                popen.kill()
+                raise TestbedError(f"process {argv[0]} did not join node {node}'s cgroup within 5 s")
+            time.sleep(0.002)
         return LocalProcess(node, popen)
 
     def run_in_node(self, node: str, argv: Sequence[str], timeout: float = 60) -> subprocess.CompletedProcess:

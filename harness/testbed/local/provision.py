@@ -11,7 +11,7 @@ from harness.errors import UserError
 from harness.provision.runner import PlaybookResult, Progress, run_playbook
 from harness.spec.inventory import Inventory
 from harness.spec.testbed_state import NodeState, TestbedState, load_state, now_iso, save_state, state_path
-from harness.testbed.local import rtt
+from harness.testbed.local import network, rtt
 from harness.testbed.local.layout import layout_for
 
 
@@ -25,6 +25,10 @@ def provision(inv: Inventory, state_dir: Path, on_progress: Callable[[Progress],
             f"a testbed built from another inventory ({existing.name}) is recorded here; "
             "run 'harness teardown' first", source=str(state_path(state_dir)))
     layout = layout_for(inv)
+    if existing is None and network.netns_exists(layout.hub_netns):
+        raise UserError(
+            f"namespaces with prefix '{layout.prefix}' exist but were not provisioned from {state_dir}; "
+            "run 'harness teardown' there, or set local.prefix and local.subnet to others in the inventory")
     state = existing or TestbedState(
         backend="local", name=inv.name, status="provisioning", inventory_checksum=inv.checksum(),
         inventory=inv.model_dump(mode="json"), created=now_iso(),

@@ -1,0 +1,88 @@
+"""Shared fixtures. Root tests build real testbeds under a unique prefix and subnet, so they never
+touch a user's testbed, and always tear them down, also when a test fails."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from harness.spec.inventory import Inventory, load_inventory
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def unique_prefix() -> str:
+    return "t" + secrets.token_hex(2)  # 5 chars: fits the 6-char prefix limit
+
+
+def unique_subnet() -> str:
+    return f"10.{secrets.randbelow(40) + 200}.0.0/16"
+
+
+def test_inventory(base: Inventory | None = None) -> Inventory:
+    inv = (base or load_inventory()).model_copy(deep=True)
+    inv.local.prefix = unique_prefix()
+    inv.local.subnet = unique_subnet()
+    return inv
+
+
+test_inventory.__test__ = False  # a helper, not a test
+
+
+@pytest.fixture(scope="session")
+def as_root():
+    if os.geteuid() != 0:
+        pytest.skip("needs root: creates network namespaces, cgroups and iptables rules")
+
+
+@dataclass
+class Testbed:
+    inventory: Inventory
+    state_dir: Path
+    cluster: object
+    first_run: object  # PlaybookResult of the provisioning run
+
+
+def small_inventory(n_edge: int = 1) -> Inventory:
+    """One cloud node, ``n_edge`` edge nodes: the cheapest testbed that still has a 50 ms link."""
+    inv = test_inventory()
+    inv.nodes = [n for n in inv.nodes if n.type == "cloud-a"][:1] + [n for n in inv.nodes if n.type == "edge-a"][:n_edge]
+    return inv
+
+
+@pytest.fixture(scope="session")
+def make_testbed(as_root, tmp_path_factory):
+    """Provision testbeds through the real playbook; every one is torn down at the end of the
+    session, whether the tests using it passed, failed or crashed half-way."""
+    from harness.testbed.local.provision import provision
+    from harness.testbed.local.teardown import find, teardown
+    from harness.testbed.open import open_cluster
+
+    built: list[tuple[str, Path]] = []
+
+    def make(inv: Inventory) -> Testbed:
+        state_dir = tmp_path_factory.mktemp("testbed") / ".harness"
+        built.append((inv.local.prefix, state_dir))  # before provisioning: a half-built one is cleaned too
+        _, result = provision(inv, state_dir)
+        return Testbed(inv, state_dir, open_cluster(state_dir), result)
+
+    try:
+        yield make
+    finally:
+        problems = []
+        for prefix, state_dir in built:
+            teardown(prefix, state_dir)
+            left = find(prefix, state_dir)
+            if not left.empty():
+                problems.append(f"{prefix}: {left.describe()}")
+        assert not problems, f"teardown left {problems}"
+
+
+@pytest.fixture(scope="session")
+def local_testbed(make_testbed):
+    """REACH's default testbed, provisioned once per session."""
+    return make_testbed(test_inventory())

@@ -1,0 +1,148 @@
+"""The local testbed for real: namespaces, cgroups, the latency injector, node failure.
+
+One REACH-sized testbed is provisioned per session through playbooks/local.yml (see conftest)."""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+
+import pytest
+
+from harness.errors import UserError
+from harness.testbed.local import cgroups
+from harness.testbed.local.rtt import ping_ms
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+CPU_JOB = """
+import time
+t = time.perf_counter()
+x = 0
+for i in range(2_500_000):
+    x += i * i
+print(time.perf_counter() - t)
+"""
+
+
+def test_measured_rtt_matches_configured(local_testbed):
+    state = local_testbed.cluster.state
+    conf, meas = state.rtt_configured_ms, state.rtt_measured_ms
+    pairs = [(a, b) for a in conf for b in conf if a < b]
+    assert len(pairs) == 21
+    for a, b in pairs:
+        assert meas[a][b] is not None, f"{a}->{b} unreachable"
+        tol = max(2.0, 0.10 * conf[a][b])
+        assert abs(meas[a][b] - conf[a][b]) <= tol, f"{a}-{b}: measured {meas[a][b]} vs configured {conf[a][b]}"
+
+
+def _job_seconds(cluster, node: str) -> float:
+    runs = []
+    for _ in range(3):
+        r = cluster.run_in_node(node, [sys.executable, "-c", CPU_JOB], timeout=60)
+        assert r.returncode == 0, r.stderr
+        runs.append(float(r.stdout))
+    return statistics.median(runs)
+
+
+def test_cpu_bound_job_runs_at_configured_relative_speed(local_testbed):
+    c = local_testbed.cluster
+    t = {typ: _job_seconds(c, node) for typ, node in
+         (("cloud-a", "cloud-a-1"), ("edge-a", "edge-a-1"), ("edge-b", "edge-b-1"))}
+    assert t["edge-a"] / t["cloud-a"] == pytest.approx(1.5, rel=0.15), t
+    assert t["edge-b"] / t["cloud-a"] == pytest.approx(2.0, rel=0.15), t
+
+
+def test_second_provision_changes_nothing(local_testbed):
+    from harness.testbed.local.provision import provision
+
+    assert local_testbed.first_run.changed > 0
+    _, again = provision(local_testbed.inventory, local_testbed.state_dir, measure=False)
+    assert again.counts["changed"] == 0 and again.counts["failed"] == 0
+    assert again.counts["ok"] >= len(local_testbed.inventory.nodes) * 2
+
+
+def test_provision_with_another_inventory_asks_for_teardown(local_testbed):
+    from harness.testbed.local.provision import provision
+
+    other = local_testbed.inventory.model_copy(deep=True)
+    other.rtt_ms["cloud-edge"] = 80
+    with pytest.raises(UserError, match="harness teardown"):
+        provision(other, local_testbed.state_dir)
+
+
+def test_process_runs_inside_node_namespace_and_cgroup(local_testbed):
+    c = local_testbed.cluster
+    node = c.node("edge-b-1")
+    r = c.run_in_node("edge-b-1", ["ip", "-4", "-o", "addr", "show", "dev", "eth0"])
+    assert node.address in r.stdout
+    p = c.start_process("edge-b-1", ["sleep", "30"])
+    try:
+        deadline = time.monotonic() + 5
+        while p.pid not in cgroups.pids(c.node_cgroup("edge-b-1")) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert p.pid in cgroups.pids(c.node_cgroup("edge-b-1"))
+        ns_pids = subprocess.run(["ip", "netns", "pids", f"{c.layout.prefix}-edge-b-1"], capture_output=True, text=True).stdout
+        assert str(p.pid) in ns_pids.split()
+    finally:
+        p.kill()
+        p.wait(5)
+
+
+def test_fail_node_kills_its_processes_and_cuts_its_links_until_recovered(local_testbed):
+    c = local_testbed.cluster
+    lay = c.layout
+    victim, peer = lay.node("edge-a-2"), lay.node("edge-a-1")
+    p = c.start_process("edge-a-2", ["sleep", "60"])
+    try:
+        c.fail_node("edge-a-2")
+        assert p.wait(5) != 0  # killed
+        assert not c.node_up("edge-a-2")
+        assert ping_ms(peer.netns, victim.address, count=2, timeout_s=1) is None
+        with pytest.raises(Exception, match="down"):
+            c.start_process("edge-a-2", ["true"])
+    finally:
+        c.recover_node("edge-a-2")
+    assert c.node_up("edge-a-2")
+    assert ping_ms(peer.netns, victim.address, count=3) is not None
+    assert ping_ms(lay.node("cloud-a-1").netns, victim.address, count=3) == pytest.approx(50, abs=5)
+
+
+def test_set_latency_changes_rtt_while_running(local_testbed):
+    c = local_testbed.cluster
+    lay = c.layout
+    a, b = lay.node("cloud-a-2"), lay.node("edge-b-2")
+    try:
+        c.set_latency("cloud-a-2", "edge-b-2", 20)
+        assert ping_ms(a.netns, b.address) == pytest.approx(20, abs=2)
+        assert ping_ms(b.netns, a.address) == pytest.approx(20, abs=2)
+        assert c.rtt_configured()["edge-b-2"]["cloud-a-2"] == 20
+        # other pairs keep theirs
+        assert ping_ms(lay.node("cloud-a-1").netns, b.address) == pytest.approx(50, abs=5)
+    finally:
+        c.set_latency("cloud-a-2", "edge-b-2", 50)
+    assert ping_ms(a.netns, b.address) == pytest.approx(50, abs=5)
+
+
+def test_harness_traffic_to_nodes_is_not_delayed(local_testbed):
+    lay = local_testbed.cluster.layout
+    out = subprocess.run(["ping", "-n", "-c", "4", "-i", "0.05", lay.node("cloud-a-1").address],
+                         capture_output=True, text=True).stdout
+    times = [float(x.split("time=")[1].split()[0]) for x in out.splitlines() if "time=" in x]
+    assert times and max(times[1:]) < 5
+
+
+def test_status_json_reports_nodes_and_matrices(local_testbed):
+    import json
+
+    r = subprocess.run([sys.executable, "-m", "harness", "--state-dir", str(local_testbed.state_dir),
+                        "status", "--json"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["backend"] == "local" and doc["latency_injector"] in ("netem", "nfqueue")
+    assert {n["name"] for n in doc["nodes"]} == {n.name for n in local_testbed.inventory.nodes}
+    assert all(n["up"] for n in doc["nodes"])
+    assert doc["rtt_configured_ms"]["cloud-a-1"]["edge-a-1"] == 50
+    assert 45 < doc["rtt_measured_ms"]["cloud-a-1"]["edge-a-1"] < 55

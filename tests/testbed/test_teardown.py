@@ -1,0 +1,110 @@
+"""Teardown leaves nothing behind: after a normal run, after Ctrl-C in the middle of
+provisioning, and after a test that fails half-way."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+from harness.testbed.local.teardown import find
+from tests.conftest import REPO, small_inventory, unique_prefix
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+
+def harness(*args: str, state_dir, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness", "--state-dir", str(state_dir), *args],
+                          capture_output=True, text=True, timeout=120, **kw)
+
+
+def assert_nothing_left(prefix: str, state_dir) -> None:
+    left = find(prefix, state_dir)
+    assert left.empty(), left.describe()
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert f"{prefix}-" not in netns
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    assert f"{prefix}-root" not in links
+    assert not any(p.name == f"harness-{prefix}" for c in ("cpu", "memory", "") for p in
+                   (__import__("pathlib").Path("/sys/fs/cgroup") / c).glob("harness-*"))
+    rules = subprocess.run(["iptables", "-S"], capture_output=True, text=True).stdout
+    assert "HARNESS" not in rules  # our rules only ever live inside the hub namespace
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(state_dir) not in ps  # the delayer is started with paths under the state dir
+
+
+def test_teardown_after_ctrl_c_during_provisioning(as_root, tmp_path):
+    inv = small_inventory(n_edge=2)
+    inv_file = tmp_path / "inv.yaml"
+    inv_file.write_text(yaml.safe_dump(inv.model_dump(mode="json")))
+    state_dir = tmp_path / ".harness"
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "--state-dir", str(state_dir), "provision", "-i", str(inv_file)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while f"{inv.local.prefix}-hub" not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout:
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.poll() is not None else "timeout"
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal sends to the whole foreground group
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0
+    assert not find(inv.local.prefix, state_dir).empty()  # something was half-built
+
+    r = harness("teardown", state_dir=state_dir)
+    assert r.returncode == 0, r.stderr
+    assert "removed" in r.stdout and f"{inv.local.prefix}-hub" in r.stdout
+    assert_nothing_left(inv.local.prefix, state_dir)
+    # the state file is gone now: the inventory names the prefix
+    again = harness("teardown", "-i", str(inv_file), state_dir=state_dir)
+    assert again.returncode == 0 and "nothing to remove" in again.stdout
+
+
+def test_teardown_after_normal_provisioning_via_cli(as_root, tmp_path):
+    inv = small_inventory()
+    inv_file = tmp_path / "inv.yaml"
+    inv_file.write_text(yaml.safe_dump(inv.model_dump(mode="json")))
+    state_dir = tmp_path / ".harness"
+    try:
+        r = harness("provision", "-i", str(inv_file), "--no-measure", state_dir=state_dir)
+        assert r.returncode == 0, r.stderr
+        assert "provisioned" in r.stderr and "cloud-a-1" in r.stdout
+    finally:
+        r = harness("teardown", state_dir=state_dir)
+    assert r.returncode == 0, r.stderr
+    assert_nothing_left(inv.local.prefix, state_dir)
+
+
+def test_a_test_that_fails_half_way_leaves_nothing(as_root, tmp_path):
+    prefix = unique_prefix()
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "inner"),
+                        str(REPO / "tests/testbed/data/fails_halfway.py")],
+                       capture_output=True, text=True, timeout=300, cwd=REPO,
+                       env={**os.environ, "HARNESS_TEST_PREFIX": prefix})
+    assert "deliberate failure half-way" in r.stdout, r.stdout[-2000:]
+    assert "1 failed" in r.stdout
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert f"{prefix}-" not in netns
+    assert_nothing_left(prefix, tmp_path / "nonexistent")
+    assert "sleep 120" not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+
+
+def test_bad_inventory_exits_2_with_one_line_and_builds_nothing(tmp_path):
+    inv = small_inventory()
+    doc = inv.model_dump(mode="json")
+    doc["nodes"][1]["type"] = "edge-z"
+    f = tmp_path / "bad.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    r = harness("provision", "-i", str(f), state_dir=tmp_path / ".harness")
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert lines == [f"harness: error: {f}: nodes[1].type: unknown node type 'edge-z' (known: client-a, cloud-a, edge-a, edge-b)"]
+    assert not (tmp_path / ".harness").exists()
+    assert inv.local.prefix not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
