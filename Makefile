@@ -14,10 +14,9 @@ $(VENV)/.installed: pyproject.toml scripts/install-system-deps.sh
 	$(VENV)/bin/pip install -q -e '.[test]'
 	touch $@
 
-# The main job: build REACH's cloud-edge testbed, show it, take it down again.
+# The main job: build REACH's cloud-edge testbed, show it (provision prints the status), take it down again.
 demo: setup
 	$(HARNESS) provision
-	$(HARNESS) status --json > /dev/null
 	$(HARNESS) teardown
 
 # The whole test suite, slow and root tests included (see README).

@@ -11,6 +11,8 @@ import typer
 from harness import __version__
 from harness.errors import TestbedError, UserError
 
+INTERRUPTED = 130
+
 app = typer.Typer(
     name="harness",
     help="Benchmark microservice placement and rescheduling policies on a real cloud-edge testbed.\n\n"
@@ -55,8 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"harness: testbed error: {exc}", file=sys.stderr)
         return 1
     except (KeyboardInterrupt, typer.Abort):
-        print("harness: interrupted; 'harness teardown' removes whatever was left", file=sys.stderr)
-        return 130
+        return _interrupted()
     except typer.Exit as exc:
         return exc.exit_code
     except typer.TyperException as exc:  # usage errors of the (vendored) click layer
@@ -64,4 +65,11 @@ def main(argv: list[str] | None = None) -> int:
         if show:
             show()
         return getattr(exc, "exit_code", 2)
+    if rc == INTERRUPTED:  # typer turns Ctrl-C into a bare 130 when not standalone
+        return _interrupted()
     return rc if isinstance(rc, int) else 0
+
+
+def _interrupted() -> int:
+    print("harness: interrupted; 'harness teardown' removes whatever was left", file=sys.stderr)
+    return INTERRUPTED

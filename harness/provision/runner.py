@@ -16,6 +16,7 @@ from typing import Any, Callable
 from harness.errors import TestbedError
 
 PLAYBOOKS_ENV = "HARNESS_PLAYBOOKS"
+ANSIBLE_INTERRUPTED = 99  # ansible-playbook's exit status after SIGINT
 
 
 def playbooks_dir() -> Path:
@@ -115,6 +116,8 @@ def run_playbook(playbook: str, *, extravars: dict[str, Any], private_data_dir: 
         quiet=True,
         rotate_artifacts=5,
     )
+    if runner.rc == ANSIBLE_INTERRUPTED or runner.status == "canceled":
+        raise KeyboardInterrupt  # Ctrl-C reached ansible-playbook first; treat it as ours
     if failure:
         raise PlaybookFailed(*failure[0])
     if runner.status != "successful":
