@@ -15,8 +15,24 @@ from harness.spec.inventory import Inventory, load_inventory
 REPO = Path(__file__).resolve().parents[1]
 
 
+_PREFIXES: list[str] = []
+
+
 def unique_prefix() -> str:
-    return "t" + secrets.token_hex(2)  # 5 chars: fits the 6-char prefix limit
+    prefix = "t" + secrets.token_hex(2)  # 5 chars: fits the 6-char prefix limit
+    _PREFIXES.append(prefix)
+    return prefix
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Safety net: whatever a test did, every testbed prefix handed out in this session goes."""
+    if os.geteuid() != 0 or not _PREFIXES:
+        return
+    from harness.testbed.local.teardown import find, teardown
+
+    for prefix in _PREFIXES:
+        if not find(prefix, Path("/nonexistent")).empty():
+            teardown(prefix, Path("/nonexistent"))
 
 
 def unique_subnet() -> str:

@@ -12,7 +12,7 @@ import time
 import pytest
 import yaml
 
-from harness.testbed.local.teardown import find
+from harness.testbed.local.teardown import find, teardown
 from tests.conftest import REPO, small_inventory, unique_prefix
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
@@ -52,21 +52,22 @@ def test_teardown_after_ctrl_c_during_provisioning(as_root, tmp_path):
             time.sleep(0.05)
         os.killpg(proc.pid, signal.SIGINT)  # what a terminal sends to the whole foreground group
         proc.wait(60)
+        err = proc.stderr.read()
+        assert proc.returncode == 130, err
+        assert "'harness teardown' removes whatever was left" in err
+        assert not find(inv.local.prefix, state_dir).empty()  # something was half-built
+
+        r = harness("teardown", state_dir=state_dir)
+        assert r.returncode == 0, r.stderr
+        assert "removed" in r.stdout and f"{inv.local.prefix}-hub" in r.stdout
+        assert_nothing_left(inv.local.prefix, state_dir)
+        # the state file is gone now: the inventory names the prefix
+        again = harness("teardown", "-i", str(inv_file), state_dir=state_dir)
+        assert again.returncode == 0 and "nothing to remove" in again.stdout
     finally:
         if proc.poll() is None:
             proc.kill()
-    err = proc.stderr.read()
-    assert proc.returncode == 130, err
-    assert "'harness teardown' removes whatever was left" in err
-    assert not find(inv.local.prefix, state_dir).empty()  # something was half-built
-
-    r = harness("teardown", state_dir=state_dir)
-    assert r.returncode == 0, r.stderr
-    assert "removed" in r.stdout and f"{inv.local.prefix}-hub" in r.stdout
-    assert_nothing_left(inv.local.prefix, state_dir)
-    # the state file is gone now: the inventory names the prefix
-    again = harness("teardown", "-i", str(inv_file), state_dir=state_dir)
-    assert again.returncode == 0 and "nothing to remove" in again.stdout
+        teardown(inv.local.prefix, state_dir)  # whatever an assertion above left behind
 
 
 def test_teardown_after_normal_provisioning_via_cli(as_root, tmp_path):
