@@ -35,13 +35,13 @@ def test_netem_commands_for_two_nodes_match_hand_written_list():
     cmds = [" ".join(c) for c in linkemu.netem_commands(lay, inv.rtt_matrix())]
     assert cmds == [
         "tc qdisc replace dev hxn0 root handle 1: htb default 1",
-        "tc class replace dev hxn0 parent 1: classid 1:1 htb rate 10gbit",
-        "tc class replace dev hxn0 parent 1: classid 1:b htb rate 10gbit",
+        "tc class replace dev hxn0 parent 1: classid 1:1 htb rate 10gbit quantum 60000",
+        "tc class replace dev hxn0 parent 1: classid 1:b htb rate 10gbit quantum 60000",
         "tc qdisc replace dev hxn0 parent 1:b handle b: netem delay 25ms limit 100000",
         "tc filter replace dev hxn0 parent 1: protocol ip prio 1 handle 800::2 u32 match ip src 10.230.1.2/32 flowid 1:b",
         "tc qdisc replace dev hxn1 root handle 1: htb default 1",
-        "tc class replace dev hxn1 parent 1: classid 1:1 htb rate 10gbit",
-        "tc class replace dev hxn1 parent 1: classid 1:a htb rate 10gbit",
+        "tc class replace dev hxn1 parent 1: classid 1:1 htb rate 10gbit quantum 60000",
+        "tc class replace dev hxn1 parent 1: classid 1:a htb rate 10gbit quantum 60000",
         "tc qdisc replace dev hxn1 parent 1:a handle a: netem delay 25ms limit 100000",
         "tc filter replace dev hxn1 parent 1: protocol ip prio 1 handle 800::1 u32 match ip src 10.230.1.1/32 flowid 1:a",
     ]

@@ -146,3 +146,28 @@ def test_status_json_reports_nodes_and_matrices(local_testbed):
     assert all(n["up"] for n in doc["nodes"])
     assert doc["rtt_configured_ms"]["cloud-a-1"]["edge-a-1"] == 50
     assert 45 < doc["rtt_measured_ms"]["cloud-a-1"]["edge-a-1"] < 55
+
+
+def test_netem_tree_is_accepted_by_the_kernel_and_classifies_by_source(local_testbed):
+    """This kernel has no sch_netem, but the rest of the tree (htb classes, u32 filters on the
+    source address) is real: apply it with a pfifo leaf instead of netem and check that pings
+    from cloud-a-1 to edge-b-1 are counted in cloud-a-1's class on edge-b-1's hub link."""
+    from harness.testbed.local import linkemu
+    from harness.testbed.local.sh import in_netns, run
+
+    c = local_testbed.cluster
+    lay = c.layout
+    dst, src = lay.node("edge-b-1"), lay.node("cloud-a-1")
+    cmds = [cmd for cmd in linkemu.netem_commands(lay, c.rtt_configured()) if dst.hub_veth in cmd]
+    try:
+        for cmd in cmds:
+            if "netem" in cmd:
+                cmd = cmd[: cmd.index("netem")] + ["pfifo", "limit", "1000"]
+            run(in_netns(lay.hub_netns, cmd))
+        assert ping_ms(src.netns, dst.address, count=5) is not None
+        stats = run(in_netns(lay.hub_netns, ["tc", "-s", "class", "show", "dev", dst.hub_veth])).stdout
+        block = stats.split(f"class htb {linkemu._class_id(src.index)} ")[1].split("class htb")[0]
+        sent_packets = int(block.split(" pkt")[0].split()[-1])
+        assert sent_packets >= 5, stats
+    finally:
+        run(in_netns(lay.hub_netns, ["tc", "qdisc", "del", "dev", dst.hub_veth, "root"]), check=False)

@@ -19,6 +19,7 @@ from harness.testbed.local.sh import in_netns, run
 QUEUE_NUM = 0
 CHAIN = "HARNESS-DELAY"
 NETEM_RATE = "10gbit"  # htb needs a rate; high enough never to shape
+QUANTUM = "60000"  # what htb would pick for such a rate is too big; the kernel warns
 
 
 def probe_netem(prefix: str) -> tuple[bool, str]:
@@ -66,13 +67,13 @@ def netem_commands(layout: Layout, rtt: dict[str, dict[str, float]]) -> list[lis
     for dst in layout.nodes:
         dev = dst.hub_veth
         cmds.append(["tc", "qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "1"])
-        cmds.append(["tc", "class", "replace", "dev", dev, "parent", "1:", "classid", "1:1", "htb", "rate", NETEM_RATE])
+        cmds.append(["tc", "class", "replace", "dev", dev, "parent", "1:", "classid", "1:1", "htb", "rate", NETEM_RATE, "quantum", QUANTUM])
         for src in layout.nodes:
             if src.name == dst.name:
                 continue
             cid = _class_id(src.index)
             handle = f"{src.index + 10:x}:"
-            cmds.append(["tc", "class", "replace", "dev", dev, "parent", "1:", "classid", cid, "htb", "rate", NETEM_RATE])
+            cmds.append(["tc", "class", "replace", "dev", dev, "parent", "1:", "classid", cid, "htb", "rate", NETEM_RATE, "quantum", QUANTUM])
             cmds.append(["tc", "qdisc", "replace", "dev", dev, "parent", cid, "handle", handle,
                          "netem", "delay", f"{one_way_ms(rtt, src.name, dst.name):g}ms", "limit", "100000"])
             cmds.append(["tc", "filter", "replace", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1",
