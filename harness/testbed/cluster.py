@@ -6,9 +6,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from harness.spec.testbed_state import NodeState
+
+if TYPE_CHECKING:
+    from harness.spec.app import App
+    from harness.testbed.pods import Pod
 
 
 @dataclass(frozen=True)
@@ -56,8 +60,9 @@ class Cluster(ABC):
         return [NodeStatus(n, self.node_up(n.name)) for n in self.nodes]
 
     @abstractmethod
-    def fail_node(self, name: str) -> None:
-        """Crash the node: every process on it dies and its links go down."""
+    def fail_node(self, name: str) -> list["Pod"]:
+        """Crash the node: every process on it dies and its links go down. Returns the pods lost
+        (already out of the endpoints), for self-healing to place again."""
 
     @abstractmethod
     def recover_node(self, name: str) -> None:
@@ -77,3 +82,40 @@ class Cluster(ABC):
     def start_process(self, node: str, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
                       log: Path | None = None, cgroup: str | None = None) -> NodeProcess:
         """Start ``argv`` inside ``node`` (its network and its CPU/memory caps)."""
+
+    # ------------------------------------------------------------ pods
+    # The primitives a backend provides; deploy, move_pod and undeploy in testbed/pods.py
+    # compose them the same way on every backend.
+
+    @abstractmethod
+    def set_app(self, app: "App") -> None:
+        """The app whose services the next pods run (a ConfigMap on Kubernetes)."""
+
+    @abstractmethod
+    def app(self) -> "App | None": ...
+
+    @abstractmethod
+    def pods(self) -> list["Pod"]:
+        """Pods that serve (published or about to be), oldest first."""
+
+    @abstractmethod
+    def start_pod(self, service: str, node: str) -> "Pod":
+        """Start one replica of ``service`` on ``node``; it is not yet published."""
+
+    @abstractmethod
+    def wait_ready(self, pod: "Pod", timeout: float) -> None: ...
+
+    @abstractmethod
+    def retire_pod(self, pod: "Pod") -> None:
+        """Take the pod out of the endpoints at the next publish; it keeps serving until stopped."""
+
+    @abstractmethod
+    def stop_pod(self, pod: "Pod", drain_seconds: float = 10) -> None:
+        """Stop the pod, letting in-flight requests finish for up to ``drain_seconds``."""
+
+    @abstractmethod
+    def publish(self) -> None:
+        """Make the current (non-retired, ready) pods the endpoints callers and Prometheus see."""
+
+    def endpoints(self, service: str) -> list[str]:
+        return [p.endpoint for p in self.pods() if p.service == service]

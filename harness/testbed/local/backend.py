@@ -14,6 +14,7 @@ from harness.spec.testbed_state import NodeState, TestbedState, save_state
 from harness.testbed.cluster import Cluster, NodeProcess
 from harness.testbed.local import cgroups, linkemu, network, rtt
 from harness.testbed.local.layout import Layout
+from harness.testbed.local.pods import LocalPods
 from harness.testbed.local.sh import run
 from harness.testbed.local.teardown import run_dir
 
@@ -41,7 +42,7 @@ class LocalProcess(NodeProcess):
             self.popen.kill()
 
 
-class LocalCluster(Cluster):
+class LocalCluster(LocalPods, Cluster):
     backend = "local"
 
     def __init__(self, state: TestbedState, state_dir: Path):
@@ -64,7 +65,7 @@ class LocalCluster(Cluster):
     def node_up(self, name: str) -> bool:
         return network.node_link_up(self.layout, self._layout_node(name))
 
-    def fail_node(self, name: str) -> None:
+    def fail_node(self, name: str) -> list:
         node = self._layout_node(name)
         cgroups.kill_all(self.node_cgroup(name))
         for pid in run(["ip", "netns", "pids", node.netns], check=False).stdout.split():
@@ -73,6 +74,7 @@ class LocalCluster(Cluster):
             except ProcessLookupError:
                 pass
         network.set_node_link(self.layout, node, up=False)
+        return self.forget_pods_on(name)
 
     def recover_node(self, name: str) -> None:
         network.set_node_link(self.layout, self._layout_node(name), up=True)

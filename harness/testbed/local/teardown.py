@@ -4,6 +4,7 @@ crash or Ctrl-C half-way through provisioning (when no complete state file exist
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import time
 from dataclasses import dataclass, field
@@ -75,10 +76,8 @@ def teardown(prefix: str, state_dir: Path) -> Leftovers:
     if link_exists(names["root_veth"]):  # normally gone with the hub namespace
         run(["ip", "link", "del", names["root_veth"]], check=False)
     cgroups.remove_tree(names["cgroup"])
-    for f in ("testbed.yaml", "testbed.tmp"):
+    for f in ("testbed.yaml", "testbed.tmp", "deployment.json"):
         (state_dir / f).unlink(missing_ok=True)
     if rd.exists():
-        for f in rd.iterdir():
-            f.unlink()
-        rd.rmdir()
+        shutil.rmtree(rd)
     return removed

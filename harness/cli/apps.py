@@ -1,0 +1,67 @@
+"""validate, deploy, undeploy."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from harness.cli.main import app
+
+
+def describe_app(a) -> list[str]:
+    lines = [f"app '{a.name}': {len(a.services)} services, {a.total_pods()} pods, gateway {a.gateway}"]
+    for name, s in a.services.items():
+        lines.append(f"  {name}: job {s.job}, {s.replicas} replica(s), requests cpu {a.cpu_request(name):g} "
+                     f"cores, memory {a.memory_request(name):g} MiB")
+        for gi, g in enumerate(s.external_services):
+            calls = ", ".join(f"{c}" + (f" (p={g.probabilities[c]:g})" if c in g.probabilities else "") for c in g.services)
+            mode = "all in sequence" if g.seq_len >= len(g.services) else f"{g.seq_len} of them at random, in sequence"
+            lines.append(f"    group {gi} (parallel with the others): {calls or '(empty)'} — {mode}")
+    return lines
+
+
+@app.command()
+def validate(app_file: Path = typer.Argument(..., help="App: a μBench workmodel JSON, bare or {name, gateway, services}.")) -> None:
+    """Check an app and print its services, call graph (parallel groups, sequential calls), replicas and requests."""
+    from harness.spec.app import load_app
+
+    print("\n".join(describe_app(load_app(app_file))))
+
+
+@app.command()
+def deploy(
+    ctx: typer.Context,
+    app_file: Path = typer.Argument(..., help="App JSON (μBench workmodel or harness superset)."),
+    placement: Optional[Path] = typer.Option(None, "--placement", "-p", help="YAML/JSON: service -> [node, ...], one node per "
+                                             "replica. Default: spread over cloud and edge nodes by requested CPU."),
+) -> None:
+    """Start every replica as a pod on its node, wait until all are ready, publish the endpoints."""
+    from harness.spec.app import load_app
+    from harness.spec.placement import load_placement, spread_placement
+    from harness.testbed.open import open_cluster
+    from harness.testbed.pods import deploy as do_deploy
+
+    cluster = open_cluster(ctx.obj["state_dir"])
+    a = load_app(app_file)
+    names = [n.name for n in cluster.nodes]
+    plan = (load_placement(placement, a, names) if placement else
+            spread_placement(a, [(n.name, n.tier, n.cpus) for n in cluster.nodes]))
+    t = time.monotonic()
+    pods = do_deploy(cluster, a, plan)
+    for p in pods:
+        print(f"{p.name:24s} {p.node:14s} {p.endpoint}")
+    print(f"deployed '{a.name}': {len(pods)} pods ready in {time.monotonic() - t:.1f}s; "
+          f"gateway {a.gateway} at http://{cluster.endpoints(a.gateway)[0]}/api/v1")
+
+
+@app.command()
+def undeploy(ctx: typer.Context) -> None:
+    """Stop every pod of the deployed app (draining in-flight requests)."""
+    from harness.testbed.open import open_cluster
+    from harness.testbed.pods import undeploy as do_undeploy
+
+    n = do_undeploy(open_cluster(ctx.obj["state_dir"]))
+    print(f"stopped {n} pods" if n else "nothing deployed")

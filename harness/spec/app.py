@@ -1,0 +1,239 @@
+"""Applications: a μBench workmodel, bare or wrapped as ``{"name", "gateway", "services"}``.
+
+Each service runs one internal job (``compute_pi`` or ``loader``) and then its
+``external_services`` groups: groups run in parallel, inside a group ``seq_len`` services
+(picked at random when fewer than the group has, as μBench does) run in sequence, each called
+with its probability (default 1). These are REACH's service groups (eqs. 6-7). Unknown keys
+(``url``, ``image``, ``workers``...) are kept and ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from harness.errors import UserError
+from harness.spec.loader import read_document, validation_error
+
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+JOBS = ("compute_pi", "loader")
+
+
+class ExternalGroup(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    seq_len: int = Field(ge=1)
+    services: list[str]
+    probabilities: dict[str, float] = {}
+
+    @field_validator("probabilities")
+    @classmethod
+    def _in_unit_interval(cls, v: dict[str, float]) -> dict[str, float]:
+        for name, p in v.items():
+            if not 0.0 <= p <= 1.0:
+                raise ValueError(f"probability of {name!r} is {p}; must be within [0, 1]")
+        return v
+
+    def calls(self) -> int:
+        """How many services one execution of the group calls (before probabilities)."""
+        return min(self.seq_len, len(self.services))
+
+
+class ServiceSpec(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    external_services: list[ExternalGroup] = []
+    internal_service: dict[str, dict[str, Any]]
+    replicas: int = Field(1, ge=1)
+    cpu_requests: str | float | None = Field(None, alias="cpu-requests")
+    memory_requests: str | float | None = Field(None, alias="memory-requests")
+
+    @field_validator("internal_service")
+    @classmethod
+    def _one_known_job(cls, v: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        if len(v) != 1:
+            raise ValueError(f"must have exactly one job, got {len(v)}")
+        (name, params), = v.items()
+        if name not in JOBS:
+            raise ValueError(f"unsupported job {name!r}; supported: {', '.join(JOBS)}")
+        if not isinstance(params, dict):
+            raise ValueError(f"parameters of {name} must be an object")
+        return v
+
+    @property
+    def job(self) -> str:
+        return next(iter(self.internal_service))
+
+    @property
+    def job_params(self) -> dict[str, Any]:
+        return next(iter(self.internal_service.values()))
+
+
+def cpu_cores(value: str | float | None, default: float = 0.1) -> float:
+    """Kubernetes CPU quantity ('500m', '1', 0.5) in cores."""
+    if value is None:
+        return default
+    s = str(value).strip()
+    try:
+        return float(s[:-1]) / 1000 if s.endswith("m") else float(s)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a CPU quantity like '500m' or '1'") from None
+
+
+_MEM = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "K": 1e3, "M": 1e6, "G": 1e9, "k": 1e3}
+
+
+def memory_mib(value: str | float | None, default: float = 128) -> float:
+    """Kubernetes memory quantity ('512Mi', '1G', bytes) in MiB."""
+    if value is None:
+        return default
+    s = str(value).strip()
+    for suffix in sorted(_MEM, key=len, reverse=True):
+        if s.endswith(suffix):
+            try:
+                return float(s[: -len(suffix)]) * _MEM[suffix] / 2**20
+            except ValueError:
+                break
+    try:
+        return float(s) / 2**20
+    except ValueError:
+        raise ValueError(f"{value!r} is not a memory quantity like '512Mi'") from None
+
+
+class App(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str
+    gateway: str
+    services: dict[str, ServiceSpec]
+
+    def callees(self, service: str) -> list[str]:
+        return [c for g in self.services[service].external_services for c in g.services]
+
+    def edges(self) -> list[tuple[str, str]]:
+        return [(s, c) for s in self.services for c in dict.fromkeys(self.callees(s))]
+
+    def cpu_request(self, service: str) -> float:
+        return cpu_cores(self.services[service].cpu_requests)
+
+    def memory_request(self, service: str) -> float:
+        return memory_mib(self.services[service].memory_requests)
+
+    def total_pods(self) -> int:
+        return sum(s.replicas for s in self.services.values())
+
+
+# ------------------------------------------------------------------ validation
+def _job_params_nonnegative(params: Any, path: str, source: str) -> None:
+    if isinstance(params, dict):
+        for k, v in params.items():
+            _job_params_nonnegative(v, f"{path}.{k}", source)
+    elif isinstance(params, list):
+        for i, v in enumerate(params):
+            _job_params_nonnegative(v, f"{path}[{i}]", source)
+    elif isinstance(params, (int, float)) and not isinstance(params, bool) and params < 0:
+        raise UserError(f"must be ≥ 0, got {params}", source=source, field=path)
+
+
+def _find_cycle(app: App) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(s: str) -> list[str] | None:
+        state[s] = 1
+        stack.append(s)
+        for c in dict.fromkeys(app.callees(s)):
+            if state.get(c) == 1:
+                return stack[stack.index(c):] + [c]
+            if c not in state and (cyc := visit(c)):
+                return cyc
+        stack.pop()
+        state[s] = 2
+        return None
+
+    for s in app.services:
+        if s not in state and (cyc := visit(s)):
+            return cyc
+    return None
+
+
+def check_app(app: App, source: str, prefix: str) -> App:
+    for name, svc in app.services.items():
+        where = f"{prefix}{name}"
+        if not DNS_LABEL.match(name) or len(name) > 40:
+            raise UserError(f"service name {name!r} must be a DNS-1123 label (lower-case letters, digits, '-')",
+                            source=source, field=where)
+        for gi, group in enumerate(svc.external_services):
+            for si, callee in enumerate(group.services):
+                if callee not in app.services:
+                    raise UserError(f"unknown service {callee!r}", source=source,
+                                    field=f"{where}.external_services[{gi}].services[{si}]")
+            for callee in group.probabilities:
+                if callee not in group.services:
+                    raise UserError(f"probability for {callee!r}, which is not in this group's services",
+                                    source=source, field=f"{where}.external_services[{gi}].probabilities.{callee}")
+        _job_params_nonnegative(svc.job_params, f"{where}.internal_service.{svc.job}", source)
+        for key, parse in (("cpu-requests", cpu_cores), ("memory-requests", memory_mib)):
+            raw = svc.cpu_requests if key == "cpu-requests" else svc.memory_requests
+            try:
+                if raw is not None and parse(raw) <= 0:
+                    raise ValueError(f"must be > 0, got {raw!r}")
+            except ValueError as exc:
+                raise UserError(str(exc), source=source, field=f"{where}.{key}") from None
+    if app.gateway not in app.services:
+        raise UserError(f"gateway {app.gateway!r} is not a service of the app", source=source, field="gateway")
+    cycle = _find_cycle(app)
+    if cycle:
+        raise UserError(f"the call graph has a cycle: {' -> '.join(cycle)}", source=source, field="services")
+    return app
+
+
+def _is_wrapped(doc: dict) -> bool:
+    inner = doc.get("services")
+    return isinstance(inner, dict) and "internal_service" not in inner and "external_services" not in inner
+
+
+def _roots(services: dict[str, Any]) -> list[str]:
+    called = {c for s in services.values() if isinstance(s, dict)
+              for g in s.get("external_services") or [] if isinstance(g, dict) for c in g.get("services") or []}
+    return [s for s in services if s not in called]
+
+
+def parse_app(doc: Any, source: str, default_name: str = "app") -> App:
+    if not isinstance(doc, dict) or not doc:
+        raise UserError("expected a JSON object of services (μBench workmodel) or {name, gateway, services}", source=source)
+    if _is_wrapped(doc):
+        wrapped, prefix = dict(doc), "services."
+        wrapped.setdefault("name", default_name)
+        if "gateway" not in wrapped:
+            roots = _roots(doc["services"])
+            if len(roots) != 1:
+                raise UserError(f"no gateway given and {len(roots)} services are called by none "
+                                f"({', '.join(roots) or 'none'}); set 'gateway'", source=source, field="gateway")
+            wrapped["gateway"] = roots[0]
+    else:
+        roots = _roots(doc)
+        if len(roots) != 1:
+            raise UserError(f"cannot tell the gateway: {len(roots)} services are called by none "
+                            f"({', '.join(roots) or 'none'}); wrap as {{\"gateway\": ..., \"services\": ...}}",
+                            source=source, field="(top level)")
+        wrapped, prefix = {"name": default_name, "gateway": roots[0], "services": doc}, ""
+    try:
+        app = App.model_validate(wrapped)
+    except ValidationError as exc:
+        err = validation_error(exc, source)
+        if prefix == "" and err.field and err.field.startswith("services."):
+            err = UserError(err.detail, source=source, field=err.field[len("services."):])
+        raise err from None
+    return check_app(app, source, prefix)
+
+
+def load_app(path: str | Path) -> App:
+    path = Path(path)
+    name = path.name.split(".")[0]
+    return parse_app(read_document(path), str(path), default_name=name)
+
+
+def app_to_json(app: App) -> str:
+    return json.dumps(app.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2)
