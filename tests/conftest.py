@@ -43,6 +43,7 @@ def test_inventory(base: Inventory | None = None) -> Inventory:
     inv = (base or load_inventory()).model_copy(deep=True)
     inv.local.prefix = unique_prefix()
     inv.local.subnet = unique_subnet()
+    inv.local.prometheus_port = 19100 + secrets.randbelow(800)
     return inv
 
 

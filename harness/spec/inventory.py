@@ -56,6 +56,7 @@ class LocalOptions(BaseModel):
     # out quota in per-CPU slices), so the fastest node would be slower and noisier than the ratio says.
     fastest_node_cpus: float = Field(0.9, gt=0, le=64, description="CPU share (in cores) of the fastest node type; others scale by speed")
     cpu_period_us: int = Field(10000, ge=1000, le=1000000, description="CFS bandwidth period; short periods throttle smoothly")
+    prometheus_port: int = Field(19090, ge=1024, le=65535, description="Prometheus listens on 127.0.0.1:<port>")
 
     @field_validator("prefix")
     @classmethod

@@ -41,6 +41,7 @@ class TestbedState(BaseModel):
     latency_injector_reason: str | None = None
     rtt_configured_ms: dict[str, dict[str, float]] = {}
     rtt_measured_ms: dict[str, dict[str, float | None]] = {}
+    prometheus_url: str | None = None
     backend_data: dict[str, Any] = {}  # backend-specific (the local layout)
 
     def node(self, name: str) -> NodeState:

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Callable
 
 from harness.errors import TestbedError
 
@@ -35,9 +36,10 @@ def alive(pid: int) -> bool:
 
 
 def start(argv: list[str], *, pidfile: Path, logfile: Path, ready_file: Path | None = None,
-          timeout: float = 10.0) -> bool:
+          ready: "Callable[[], bool] | None" = None, timeout: float = 10.0) -> bool:
     """Start ``argv`` detached (own session, survives the caller) unless its pidfile names a live
-    process. Returns whether it started one. Waits for ``ready_file`` to appear when given."""
+    process. Returns whether it started one. Waits until ``ready_file`` appears or ``ready()``
+    says yes, when given."""
     if read_pid(pidfile) is not None:
         return False
     pidfile.parent.mkdir(parents=True, exist_ok=True)
@@ -47,11 +49,11 @@ def start(argv: list[str], *, pidfile: Path, logfile: Path, ready_file: Path | N
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True, close_fds=True)
     pidfile.write_text(f"{proc.pid}\n")
-    if ready_file is None:
+    if ready_file is None and ready is None:
         return True
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if ready_file.exists():
+        if (ready_file is not None and ready_file.exists()) or (ready is not None and ready()):
             return True
         if proc.poll() is not None:
             break

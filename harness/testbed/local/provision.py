@@ -11,7 +11,7 @@ from harness.errors import UserError
 from harness.provision.runner import PlaybookResult, Progress, run_playbook
 from harness.spec.inventory import Inventory
 from harness.spec.testbed_state import NodeState, TestbedState, load_state, now_iso, save_state, state_path
-from harness.testbed.local import network, rtt
+from harness.testbed.local import monitoring, network, rtt
 from harness.testbed.local.layout import layout_for
 
 
@@ -48,12 +48,14 @@ def provision(inv: Inventory, state_dir: Path, on_progress: Callable[[Progress],
             "harness_latency_injector": inv.local.latency_injector,
             "harness_state_dir": str(state_dir.resolve()),
             "harness_python": sys.executable,
+            "harness_prometheus_port": inv.local.prometheus_port,
         },
         private_data_dir=state_dir / "ansible",
         on_progress=on_progress,
     )
     pre = result.results["Check host prerequisites and probe the kernel for sch_netem"][0]
     state.latency_injector, state.latency_injector_reason = pre["injector"], pre["reason"]
+    state.prometheus_url = monitoring.url(inv.local.prometheus_port)
     if measure:
         state.rtt_measured_ms = rtt.measure_matrix(layout)
     state.status = "ready"

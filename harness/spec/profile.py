@@ -1,0 +1,40 @@
+"""Profile (output of ``harness profile``): per service, per node type, the execution time of the
+service's internal job in ms, plus the testbed's measured RTT matrix. It feeds the simulator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.spec.loader import load_model
+
+
+class Timing(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    mean_ms: float = Field(ge=0)
+    p50_ms: float = Field(ge=0)
+    p95_ms: float = Field(ge=0)
+    std_ms: float = Field(ge=0)
+    samples: int = Field(ge=1)
+
+
+class Profile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    app: str
+    testbed: str
+    created: str
+    harness_version: str
+    method: str
+    node_types: dict[str, dict[str, Any]]  # type -> tier, cpus, memory_gb, speed
+    nodes: dict[str, str]  # node -> type
+    services: dict[str, dict[str, Timing]]  # service -> node type -> timing
+    rtt_ms: dict[str, dict[str, dict[str, float | None]]]  # measured / configured -> a -> b -> ms
+
+    def execution_ms(self, service: str, node_type: str) -> float:
+        return self.services[service][node_type].mean_ms
+
+
+def load_profile(path: str | Path) -> Profile:
+    return load_model(Profile, path)
