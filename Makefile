@@ -14,9 +14,13 @@ $(VENV)/.installed: pyproject.toml scripts/install-system-deps.sh
 	$(VENV)/bin/pip install -q -e '.[test]'
 	touch $@
 
-# The main job: build REACH's cloud-edge testbed, show it (provision prints the status), take it down again.
+# The main job, so far: build REACH's cloud-edge testbed (provision prints its status), deploy
+# the Chain app across cloud and edge, profile it, take everything down again.
 demo: setup
 	$(HARNESS) provision
+	$(HARNESS) deploy workloads/chain.json
+	$(HARNESS) undeploy
+	$(HARNESS) profile workloads/chain.json --requests 10 --out .harness/profiles
 	$(HARNESS) teardown
 
 # The whole test suite, slow and root tests included (see README).
@@ -26,6 +30,7 @@ test: setup
 bench: setup
 	$(VENV)/bin/python benchmarks/cli_startup.py
 	$(VENV)/bin/python benchmarks/injector_cost.py
+	$(VENV)/bin/python benchmarks/cell_cost.py
 
 clean:
 	-$(HARNESS) teardown
