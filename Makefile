@@ -31,6 +31,7 @@ bench: setup
 	$(VENV)/bin/python benchmarks/cli_startup.py
 	$(VENV)/bin/python benchmarks/injector_cost.py
 	$(VENV)/bin/python benchmarks/cell_cost.py
+	$(HARNESS) provision && $(VENV)/bin/python benchmarks/cpu_ratio.py; $(HARNESS) teardown
 
 clean:
 	-$(HARNESS) teardown

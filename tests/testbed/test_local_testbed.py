@@ -4,7 +4,6 @@ One REACH-sized testbed is provisioned per session through playbooks/local.yml (
 
 from __future__ import annotations
 
-import statistics
 import subprocess
 import sys
 import time
@@ -14,17 +13,9 @@ import pytest
 from harness.errors import UserError
 from harness.testbed.local import cgroups
 from harness.testbed.local.rtt import ping_ms
+from harness.testbed.speed import speed_ratios
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
-
-CPU_JOB = """
-import time
-t = time.perf_counter()
-x = 0
-for i in range(2_500_000):
-    x += i * i
-print(time.perf_counter() - t)
-"""
 
 
 def test_measured_rtt_matches_configured(local_testbed):
@@ -38,21 +29,12 @@ def test_measured_rtt_matches_configured(local_testbed):
         assert abs(meas[a][b] - conf[a][b]) <= tol, f"{a}-{b}: measured {meas[a][b]} vs configured {conf[a][b]}"
 
 
-def _job_seconds(cluster, node: str) -> float:
-    runs = []
-    for _ in range(3):
-        r = cluster.run_in_node(node, [sys.executable, "-c", CPU_JOB], timeout=60)
-        assert r.returncode == 0, r.stderr
-        runs.append(float(r.stdout))
-    return statistics.median(runs)
-
-
 def test_cpu_bound_job_runs_at_configured_relative_speed(local_testbed):
-    c = local_testbed.cluster
-    t = {typ: _job_seconds(c, node) for typ, node in
-         (("cloud-a", "cloud-a-1"), ("edge-a", "edge-a-1"), ("edge-b", "edge-b-1"))}
-    assert t["edge-a"] / t["cloud-a"] == pytest.approx(1.5, rel=0.15), t
-    assert t["edge-b"] / t["cloud-a"] == pytest.approx(2.0, rel=0.15), t
+    res = speed_ratios(local_testbed.cluster, rounds=5)
+    assert res["cloud-a"]["slowdown"] == 1.0
+    assert res["edge-a"]["slowdown"] == pytest.approx(1.5, rel=0.15), res
+    assert res["edge-b"]["slowdown"] == pytest.approx(2.0, rel=0.15), res
+    assert res["edge-a"]["expected"] == pytest.approx(1.5, rel=1e-3)
 
 
 def test_second_provision_changes_nothing(local_testbed):

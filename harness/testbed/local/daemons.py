@@ -69,18 +69,27 @@ def stop(pidfile: Path, timeout: float = 5.0) -> bool:
     pidfile.unlink(missing_ok=True)
     if pid is None:
         return False
+    terminate(pid, timeout)
+    return True
+
+
+def terminate(pid: int, grace: float) -> None:
+    """SIGTERM, wait up to ``grace`` seconds, then SIGKILL; reap it if it is our child.
+    ``grace`` 0 kills at once."""
     try:
-        os.kill(pid, signal.SIGTERM)
+        os.kill(pid, signal.SIGTERM if grace > 0 else signal.SIGKILL)
     except ProcessLookupError:
-        return True
-    deadline = time.monotonic() + timeout
+        return
+    deadline = time.monotonic() + grace
     while alive(pid) and time.monotonic() < deadline:
         _reap(pid)
-        time.sleep(0.05)
+        time.sleep(0.02)
     if alive(pid):
-        os.kill(pid, signal.SIGKILL)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     _reap(pid)
-    return True
 
 
 def _reap(pid: int) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 import time
 import urllib.request
@@ -128,17 +127,8 @@ class LocalPods:
 
     def stop_pod(self, pod: Pod, drain_seconds: float = 10) -> None:
         if pod.pid is not None and daemons.alive(pod.pid):
-            try:
-                os.kill(pod.pid, signal.SIGTERM if drain_seconds > 0 else signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            deadline = time.monotonic() + drain_seconds + 2
-            while daemons.alive(pod.pid) and time.monotonic() < deadline:
-                _reap(pod.pid)
-                time.sleep(0.02)
-            if daemons.alive(pod.pid):
-                os.kill(pod.pid, signal.SIGKILL)
-            _reap(pod.pid)
+            # the cell drains for up to drain_seconds itself; 2 s more for its shutdown
+            daemons.terminate(pod.pid, drain_seconds + 2 if drain_seconds > 0 else 0)
         d = self._load()
         d["pods"] = [p for p in d["pods"] if p["name"] != pod.name]
         d["retired"] = [n for n in d["retired"] if n != pod.name]
@@ -164,9 +154,3 @@ class LocalPods:
         self.publish()
         return gone
 
-
-def _reap(pid: int) -> None:
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
