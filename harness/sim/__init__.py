@@ -1,0 +1,1 @@
+"""The simulator: REACH's latency model (pure functions) and the CEEnv Gymnasium environment."""

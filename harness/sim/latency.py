@@ -1,0 +1,128 @@
+"""REACH's end-to-end latency model (eqs. 2-9) as vectorised functions of a placement.
+
+A placement is a replica-count matrix X[s, n] (how many pods of service s run on node n), or a
+batch of them X[b, s, n]. With E[s, n] the profiled execution time of s on n's node type and
+D[n, m] the node-to-node round-trip time:
+
+  T_E[s]    = sum_n X[s,n] E[s,n] / sum_n X[s,n]                       (eq. 2)
+  D_S[i,j]  = sum_{n,m} X[i,n] D[n,m] X[j,m] / (|i| |j|)                (eqs. 3-4)
+  T_ij      = D_S[i,j] + T_S[j]                                          (eq. 5)
+  T_G[g]    = sum_{j in g} w_gj T_ij                                     (eq. 6)
+  T_S[i]    = T_E[i] + max_g T_G[g]      (0 without groups)              (eq. 7)
+  D_gateway = mean over gateway replicas of D[user, n]                   (eq. 8)
+  D_msa     = D_gateway + T_S[gateway]                                   (eq. 9)
+
+Extension (not in the paper): a call made with probability p, and a group that calls only
+``seq_len`` of its k services at random (μBench), enter the group's sum with the expected
+weight w_gj = p_j * min(seq_len, k) / k, so the model gives the expected latency.
+A call costs one round trip, so D is the RTT matrix (the profile's measured one by default).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from harness.spec.app import App
+
+
+@dataclass(frozen=True)
+class Topology:
+    """Placement targets and the user, as arrays the model indexes."""
+
+    nodes: tuple[str, ...]  # nodes pods may run on
+    node_types: tuple[str, ...]
+    tiers: tuple[str, ...]
+    cpus: np.ndarray  # (N,)
+    memory_mib: np.ndarray  # (N,)
+    rtt: np.ndarray  # (N, N) ms between placement nodes
+    user_rtt: np.ndarray  # (N,) ms between the user (client nodes, averaged) and each node
+
+
+class LatencyModel:
+    def __init__(self, app: App, execution_ms: dict[str, dict[str, float]], topo: Topology):
+        self.app, self.topo = app, topo
+        self.services = list(app.services)
+        self.index = {s: i for i, s in enumerate(self.services)}
+        self.gateway = self.index[app.gateway]
+        S = len(self.services)
+        self.E = np.array([[execution_ms[s][t] for t in topo.node_types] for s in self.services], dtype=float)
+        self.D = np.asarray(topo.rtt, dtype=float)
+        # groups: per service, a list of (callee indices, weights)
+        self.groups: list[list[tuple[np.ndarray, np.ndarray]]] = []
+        for s in self.services:
+            gs = []
+            for g in app.services[s].external_services:
+                if not g.services:
+                    continue
+                share = min(g.seq_len, len(g.services)) / len(g.services)
+                callees = np.array([self.index[c] for c in g.services])
+                w = np.array([g.probabilities.get(c, 1.0) * share for c in g.services])
+                gs.append((callees, w))
+            self.groups.append(gs)
+        self.order = self._callees_first()
+        self.edges = sorted({(i, int(j)) for i, gs in enumerate(self.groups) for cs, _ in gs for j in cs})
+        self.S = S
+
+    def _callees_first(self) -> list[int]:
+        seen, out = set(), []
+
+        def visit(i: int) -> None:
+            if i in seen:
+                return
+            seen.add(i)
+            for cs, _ in self.groups[i]:
+                for j in cs:
+                    visit(int(j))
+            out.append(i)
+        for i in range(len(self.services)):
+            visit(i)
+        return out
+
+    # ------------------------------------------------------------------ core
+    def terms(self, X: np.ndarray) -> dict[str, np.ndarray]:
+        """All the model's terms for a batch X (B, S, N); every service needs ≥ 1 replica."""
+        X = np.asarray(X, dtype=float)
+        if X.ndim == 2:
+            X = X[None]
+        count = X.sum(axis=2)  # (B, S)
+        T_E = (X * self.E[None]).sum(axis=2) / count
+        D_S = {}
+        for i, j in self.edges:  # eqs. 3-4 only where a call exists
+            D_S[(i, j)] = np.einsum("bn,nm,bm->b", X[:, i], self.D, X[:, j]) / (count[:, i] * count[:, j])
+        T_S = np.zeros_like(T_E)
+        for i in self.order:
+            best = np.zeros(X.shape[0])
+            for callees, w in self.groups[i]:
+                T_G = sum(wk * (D_S[(i, int(j))] + T_S[:, int(j)]) for j, wk in zip(callees, w))
+                best = np.maximum(best, T_G)
+            T_S[:, i] = T_E[:, i] + best
+        g = self.gateway
+        D_gw = (X[:, g] * self.topo.user_rtt[None]).sum(axis=1) / count[:, g]
+        return {"T_E": T_E, "T_S": T_S, "D_S": D_S, "D_gateway": D_gw, "D_msa": D_gw + T_S[:, g]}
+
+    def latency(self, X: np.ndarray) -> np.ndarray:
+        """D_msa in ms for each placement of the batch."""
+        return self.terms(X)["D_msa"]
+
+    # ------------------------------------------------------------------ placements
+    def counts(self, placement: dict[str, list[str]]) -> np.ndarray:
+        col = {n: k for k, n in enumerate(self.topo.nodes)}
+        X = np.zeros((self.S, len(self.topo.nodes)))
+        for s, nodes in placement.items():
+            for n in nodes:
+                X[self.index[s], col[n]] += 1
+        return X
+
+    def predict(self, placement: dict[str, list[str]]) -> dict:
+        """The prediction and its breakdown, in plain Python types (what `harness predict` prints)."""
+        t = self.terms(self.counts(placement))
+        return {
+            "latency_ms": float(t["D_msa"][0]),
+            "gateway_ms": float(t["D_gateway"][0]),
+            "services": {s: {"T_E_ms": float(t["T_E"][0, i]), "T_S_ms": float(t["T_S"][0, i])}
+                         for i, s in enumerate(self.services)},
+            "edges": [{"caller": self.services[i], "callee": self.services[j], "D_S_ms": float(v[0])}
+                      for (i, j), v in t["D_S"].items()],
+        }
