@@ -1,0 +1,261 @@
+"""CEEnv: REACH's rescheduling environment (§IV-V) on the latency model.
+
+State (REACH): per node CPU and memory availability and capacity, per pod its requests and
+node. Pods sit in fixed slots, ``max_replicas`` per service in service order, so a slot's
+position says which service it belongs to; empty slots are zero. We add each node's up flag
+and the current latency / 1000 (helps the value function; documented change).
+
+Action: slot * N + node moves that pod to that node; the last action, ``N_slots * N``, is
+Idle. A move is valid when the slot holds a pod, the node is up, is not the pod's node, and
+has room for the pod's requests (eq. 1). Reward (eq. 11): D_msa before - after - penalty
+(default 2) for a move; Idle ends the episode with 0; an invalid action (possible only
+without masking) ends it with -100. Episodes start from random node utilisation and a random
+feasible placement; a step cap truncates them; optionally a node fails mid-episode and its
+pods are re-placed at random (self-healing), as in REACH's node-failure experiment.
+
+One pure transition (`step_batch`) serves the batched environment used for training and the
+scalar Gymnasium environment (a batch of one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import gymnasium as gym
+import numpy as np
+
+from harness.sim.latency import LatencyModel
+
+ENV_ID = "harness/CEEnv-v0"
+
+
+@dataclass
+class EnvConfig:
+    max_replicas: int = 5
+    replicas: tuple[int, int] = (1, 5)  # per service, drawn per episode (inclusive)
+    utilisation: tuple[float, float] = (0.0, 0.5)  # background CPU/memory use, share of capacity
+    move_penalty: float = 2.0
+    invalid_penalty: float = 100.0
+    max_steps: int = 20
+    node_failure_prob: float = 0.0  # chance per episode that one node fails at a random step
+
+
+@dataclass
+class Batch:
+    """Arrays of B environments."""
+
+    bg_cpu: np.ndarray  # (B, N) cores used by others
+    bg_mem: np.ndarray  # (B, N) MiB used by others
+    node: np.ndarray  # (B, P) node of each slot's pod, -1 when empty
+    up: np.ndarray  # (B, N) bool
+    steps: np.ndarray  # (B,)
+    fail_at: np.ndarray  # (B,) step at which a node fails, -1 never
+    latency: np.ndarray = field(default=None)  # (B,)
+
+
+class Dynamics:
+    """Everything the transition needs, fixed for an app and a topology."""
+
+    def __init__(self, model: LatencyModel, cfg: EnvConfig):
+        self.model, self.cfg = model, cfg
+        self.S, self.N = model.S, len(model.topo.nodes)
+        self.P = self.S * cfg.max_replicas
+        self.slot_service = np.repeat(np.arange(self.S), cfg.max_replicas)
+        self.r_cpu = np.array([model.app.cpu_request(s) for s in model.services])[self.slot_service]
+        self.r_mem = np.array([model.app.memory_request(s) for s in model.services])[self.slot_service]
+        self.C_cpu, self.C_mem = model.topo.cpus, model.topo.memory_mib
+        self.n_actions = self.P * self.N + 1
+        self.obs_dim = 5 * self.N + self.P * (3 + self.N) + 1
+
+    # -------------------------------------------------------------- derived state
+    def counts(self, node: np.ndarray) -> np.ndarray:
+        B = node.shape[0]
+        X = np.zeros((B, self.S, self.N))
+        b, p = np.nonzero(node >= 0)
+        np.add.at(X, (b, self.slot_service[p], node[b, p]), 1)
+        return X
+
+    def used(self, st: Batch) -> tuple[np.ndarray, np.ndarray]:
+        B = st.node.shape[0]
+        cpu, mem = st.bg_cpu.copy(), st.bg_mem.copy()
+        b, p = np.nonzero(st.node >= 0)
+        np.add.at(cpu, (b, st.node[b, p]), self.r_cpu[p])
+        np.add.at(mem, (b, st.node[b, p]), self.r_mem[p])
+        return cpu, mem
+
+    def latency(self, st: Batch) -> np.ndarray:
+        return self.model.latency(self.counts(st.node))
+
+    def masks(self, st: Batch) -> np.ndarray:
+        cpu, mem = self.used(st)
+        free_cpu, free_mem = self.C_cpu - cpu, self.C_mem - mem  # (B, N)
+        fits = (free_cpu[:, None, :] >= self.r_cpu[None, :, None] - 1e-9) & \
+               (free_mem[:, None, :] >= self.r_mem[None, :, None] - 1e-9)  # (B, P, N)
+        occupied = st.node >= 0
+        same = st.node[:, :, None] == np.arange(self.N)[None, None, :]
+        ok = fits & occupied[:, :, None] & ~same & st.up[:, None, :]
+        B = st.node.shape[0]
+        return np.concatenate([ok.reshape(B, -1), np.ones((B, 1), bool)], axis=1)
+
+    def observe(self, st: Batch) -> np.ndarray:
+        cpu, mem = self.used(st)
+        B = st.node.shape[0]
+        occupied = (st.node >= 0).astype(np.float32)
+        onehot = np.zeros((B, self.P, self.N), np.float32)
+        b, p = np.nonzero(st.node >= 0)
+        onehot[b, p, st.node[b, p]] = 1
+        per_slot = np.concatenate([occupied[..., None], (occupied * self.r_cpu)[..., None],
+                                   (occupied * self.r_mem / 1024)[..., None], onehot], axis=2)
+        nodes = np.concatenate([(self.C_cpu - cpu) / self.C_cpu, (self.C_mem - mem) / self.C_mem,
+                                np.broadcast_to(self.C_cpu / self.C_cpu.max(), (B, self.N)),
+                                np.broadcast_to(self.C_mem / self.C_mem.max(), (B, self.N)), st.up], axis=1)
+        return np.concatenate([nodes, per_slot.reshape(B, -1), st.latency[:, None] / 1000], axis=1).astype(np.float32)
+
+    # -------------------------------------------------------------- episodes
+    def place_randomly(self, st: Batch, b: int, slots: np.ndarray, rng: np.random.Generator) -> None:
+        for p in slots:
+            cpu, mem = self.used(Batch(st.bg_cpu[b:b + 1], st.bg_mem[b:b + 1], st.node[b:b + 1], st.up[b:b + 1], st.steps, st.fail_at))
+            room = (self.C_cpu - cpu[0] >= self.r_cpu[p]) & (self.C_mem - mem[0] >= self.r_mem[p]) & st.up[b]
+            choices = np.flatnonzero(room)
+            st.node[b, p] = rng.choice(choices) if len(choices) else -1
+
+    def reset_one(self, st: Batch, b: int, rng: np.random.Generator, replicas: np.ndarray | None = None) -> None:
+        cfg = self.cfg
+        lo, hi = cfg.utilisation
+        st.bg_cpu[b] = rng.uniform(lo, hi, self.N) * self.C_cpu
+        st.bg_mem[b] = rng.uniform(lo, hi, self.N) * self.C_mem
+        st.up[b] = True
+        st.node[b] = -1
+        st.steps[b] = 0
+        st.fail_at[b] = rng.integers(1, cfg.max_steps) if rng.random() < cfg.node_failure_prob else -1
+        reps = replicas if replicas is not None else rng.integers(cfg.replicas[0], cfg.replicas[1] + 1, self.S)
+        slots = np.concatenate([s * cfg.max_replicas + np.arange(r) for s, r in enumerate(reps)])
+        self.place_randomly(st, b, slots, rng)
+        if (st.node[b, slots] < 0).any():  # no room: retry with an emptier cluster
+            st.bg_cpu[b] = 0
+            st.bg_mem[b] = 0
+            st.node[b] = -1
+            self.place_randomly(st, b, slots, rng)
+
+    def new_batch(self, B: int) -> Batch:
+        return Batch(np.zeros((B, self.N)), np.zeros((B, self.N)), -np.ones((B, self.P), int),
+                     np.ones((B, self.N), bool), np.zeros(B, int), -np.ones(B, int), np.zeros(B))
+
+
+def step_batch(dyn: Dynamics, st: Batch, actions: np.ndarray, rng: np.random.Generator,
+               masked: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The transition, in place on ``st``: returns (reward, terminated, truncated) per environment."""
+    cfg = dyn.cfg
+    B = st.node.shape[0]
+    valid = dyn.masks(st)[np.arange(B), actions]
+    idle = actions == dyn.n_actions - 1
+    before = st.latency.copy()
+    reward = np.zeros(B)
+    terminated = idle.copy()
+    invalid = ~valid
+    reward[invalid] = -cfg.invalid_penalty
+    terminated |= invalid
+    move = valid & ~idle
+    b = np.flatnonzero(move)
+    slot, target = actions[b] // dyn.N, actions[b] % dyn.N
+    st.node[b, slot] = target
+    st.steps += 1
+    # a node fails: its pods are re-placed at random where they fit; not the agent's doing
+    failing = np.flatnonzero((st.steps == st.fail_at) & ~terminated)
+    for k in failing:
+        victim = rng.choice(np.flatnonzero(st.up[k]))
+        st.up[k, victim] = False
+        lost = np.flatnonzero(st.node[k] == victim)
+        st.node[k, lost] = -1
+        dyn.place_randomly(st, k, lost, rng)
+    after = dyn.latency(st)
+    if len(failing):
+        before[failing] = after[failing]  # the failure's effect is not the move's reward
+    reward[move] = before[move] - after[move] - cfg.move_penalty
+    st.latency = after
+    truncated = (st.steps >= cfg.max_steps) & ~terminated
+    return reward, terminated, truncated
+
+
+class CEEnvBatch:
+    """B environments stepped together (auto-reset), for training and benchmarks."""
+
+    def __init__(self, dyn: Dynamics, B: int, seed: int | None = None):
+        self.dyn, self.B = dyn, B
+        self.rng = np.random.default_rng(seed)
+        self.st = dyn.new_batch(B)
+        for b in range(B):
+            dyn.reset_one(self.st, b, self.rng)
+        self.st.latency = dyn.latency(self.st)
+
+    def observe(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.dyn.observe(self.st), self.dyn.masks(self.st)
+
+    def step(self, actions: np.ndarray):
+        r, term, trunc = step_batch(self.dyn, self.st, actions, self.rng)
+        done = term | trunc
+        for b in np.flatnonzero(done):
+            self.dyn.reset_one(self.st, b, self.rng)
+        if done.any():
+            self.st.latency = self.dyn.latency(self.st)
+        return r, term, trunc
+
+
+class CEEnv(gym.Env):
+    """The scalar Gymnasium environment: a batch of one."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, model: LatencyModel | None = None, config: EnvConfig | None = None, masked: bool = True,
+                 app: str | None = None, profile: str | None = None):
+        if model is None:
+            model = default_model(app, profile)
+        self.dyn = Dynamics(model, config or EnvConfig())
+        self.masked = masked
+        self.observation_space = gym.spaces.Box(0.0, 100.0, (self.dyn.obs_dim,), np.float32)
+        self.action_space = gym.spaces.Discrete(self.dyn.n_actions)
+        self.st = self.dyn.new_batch(1)
+        self._rng = np.random.default_rng()
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self._rng = np.random.default_rng(self.np_random.integers(2**63))
+        reps = None if not options or "replicas" not in options else np.asarray(options["replicas"])
+        self.dyn.reset_one(self.st, 0, self._rng, reps)
+        self.st.latency = self.dyn.latency(self.st)
+        return self._obs(), self._info()
+
+    def step(self, action):
+        r, term, trunc = step_batch(self.dyn, self.st, np.array([int(action)]), self._rng, self.masked)
+        return self._obs(), float(r[0]), bool(term[0]), bool(trunc[0]), self._info()
+
+    def action_masks(self) -> np.ndarray:
+        return self.dyn.masks(self.st)[0]
+
+    def _obs(self) -> np.ndarray:
+        return self.dyn.observe(self.st)[0]
+
+    def _info(self) -> dict:
+        return {"action_mask": self.action_masks(), "latency_ms": float(self.st.latency[0])}
+
+
+def default_model(app: str | None, profile: str | None) -> LatencyModel:
+    """The shipped Chain app and its profile on the default testbed (the env checker's default)."""
+    from pathlib import Path
+
+    from harness.sim.topology import model_for
+    from harness.spec.app import load_app
+    from harness.spec.profile import load_profile
+
+    repo = Path(__file__).resolve().parents[2]
+    app = app or str(repo / "workloads/chain.json")
+    profile = profile or str(repo / "profiles/chain.reach-local.json")
+    return model_for(load_app(app), load_profile(profile))
+
+
+def register() -> None:
+    if ENV_ID not in gym.registry:
+        gym.register(id=ENV_ID, entry_point="harness.sim.ceenv:CEEnv")
+
+
+register()

@@ -1,0 +1,83 @@
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from harness.sim.ceenv import ENV_ID, CEEnv, CEEnvBatch, EnvConfig, step_batch
+
+
+def test_env_checker_passes_on_every_registered_harness_env():
+    ids = [i for i in gym.registry if i.startswith("harness/")]
+    assert ids == [ENV_ID]
+    for i in ids:
+        check_env(gym.make(i).unwrapped, skip_render_check=True)
+
+
+def test_masked_actions_are_exactly_the_valid_moves():
+    env = CEEnv()
+    obs, info = env.reset(seed=3, options={"replicas": [2, 2, 2, 2]})
+    mask = info["action_mask"]
+    d = env.dyn
+    assert mask[-1]  # idle is always allowed
+    cpu, mem = d.used(env.st)
+    for a in range(d.n_actions - 1):
+        slot, node = divmod(a, d.N)
+        pod_node = env.st.node[0, slot]
+        fits = cpu[0, node] + d.r_cpu[slot] <= d.C_cpu[node] and mem[0, node] + d.r_mem[slot] <= d.C_mem[node]
+        assert mask[a] == (pod_node >= 0 and pod_node != node and fits)
+    for a in np.flatnonzero(~mask[:-1])[:20]:
+        _, r, term, _, _ = env_copy(env).step(a)  # without the mask: -100 and the end
+        assert r == -100 and term
+    for a in np.flatnonzero(mask[:-1])[:50]:
+        e = env_copy(env)
+        before = e.st.latency[0]
+        _, r, term, _, info2 = e.step(a)
+        assert not term and r == pytest.approx(before - info2["latency_ms"] - 2)
+
+
+def env_copy(env):
+    import copy
+    return copy.deepcopy(env)
+
+
+def test_idle_ends_episode_without_reward_and_step_cap_truncates():
+    env = CEEnv(config=EnvConfig(max_steps=3))
+    env.reset(seed=0)
+    _, r, term, trunc, _ = env.step(env.action_space.n - 1)
+    assert (r, term, trunc) == (0.0, True, False)
+    env.reset(seed=1)
+    for k in range(3):
+        valid = np.flatnonzero(env.action_masks()[:-1])
+        _, _, term, trunc, _ = env.step(valid[0])
+    assert trunc and not term
+
+
+def test_capacity_is_never_exceeded_under_random_masked_play():
+    batch = CEEnvBatch(CEEnv().dyn, B=16, seed=0)
+    rng = np.random.default_rng(0)
+    d = batch.dyn
+    for _ in range(200):
+        obs, mask = batch.observe()
+        acts = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+        batch.step(acts)
+        cpu, mem = d.used(batch.st)
+        pods_cpu = cpu - batch.st.bg_cpu
+        assert (pods_cpu <= d.C_cpu - batch.st.bg_cpu + 1e-6).all()
+
+
+def test_node_failure_moves_pods_off_the_failed_node():
+    env = CEEnv(config=EnvConfig(node_failure_prob=1.0, max_steps=2))
+    env.reset(seed=5)
+    env.step(np.flatnonzero(env.action_masks()[:-1])[0])
+    env.step(np.flatnonzero(env.action_masks()[:-1])[0]) if not env.st.up.all() else None
+    down = np.flatnonzero(~env.st.up[0])
+    assert len(down) == 1
+    assert not (env.st.node[0] == down[0]).any()
+    assert not env.action_masks()[:-1].reshape(-1, env.dyn.N)[:, down[0]].any()
+
+
+def test_same_seed_same_episode():
+    a, b = CEEnv(), CEEnv()
+    oa, _ = a.reset(seed=42)
+    ob, _ = b.reset(seed=42)
+    assert np.array_equal(oa, ob)
