@@ -49,3 +49,113 @@ def predict(
         print(f"{s:12s} {','.join(plan[s]):28s} {v['T_E_ms']:9.2f} {v['T_S_ms']:9.2f}")
     for e in out["edges"]:
         print(f"call {e['caller']} -> {e['callee']}: D_S {e['D_S_ms']:.2f} ms")
+
+
+def _dynamics(app_file: Path, profile: Path, testbed: Optional[Path]):
+    from harness.sim.ceenv import Dynamics, EnvConfig
+    from harness.sim.topology import model_for
+    from harness.spec.app import load_app
+    from harness.spec.loader import load_model
+    from harness.spec.profile import load_profile
+    from harness.spec.testbed_state import TestbedState
+
+    a = load_app(app_file)
+    prof = load_profile(profile)
+    state = load_model(TestbedState, testbed) if testbed else None
+    return a, prof, Dynamics(model_for(a, prof, state, source=str(profile)), EnvConfig())
+
+
+@app.command()
+def train(
+    app_file: Path = typer.Option(..., "--app", help="App JSON."),
+    profile: Path = typer.Option(..., "--profile", help="Profile JSON."),
+    testbed: Optional[Path] = typer.Option(None, "--testbed", help="Testbed state file (default: the profile's nodes)."),
+    policy: str = typer.Option("reach", help="Learned policy to train: reach."),
+    steps: int = typer.Option(300_000, help="Environment steps."),
+    seed: int = typer.Option(1, help="Seed of the environments and the network."),
+    out: Path = typer.Option(Path("models"), help="Folder for <policy>-<app>.pt, its metadata and learning curve."),
+) -> None:
+    """Train a rescheduling policy in CEEnv (the simulator built from the app, the profile and the
+    testbed); writes the model with its metadata and a learning curve (CSV and PNG)."""
+    import time
+
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from harness.errors import UserError
+    from harness.policies import reach
+    from harness.rl.curves import write_curve
+
+    if policy != "reach":
+        raise UserError(f"cannot train {policy!r} yet; trainable: reach", field="--policy")
+    a, prof, dyn = _dynamics(app_file, profile, testbed)
+    args = reach.ReachArgs(total_steps=steps, seed=seed)
+    try:
+        args.validate()
+    except ValueError as exc:
+        raise UserError(str(exc), field="--steps") from None
+    t = time.monotonic()
+    with Progress(TextColumn("training reach"), BarColumn(), TextColumn("{task.completed:,}/{task.total:,} steps"),
+                  TextColumn("return {task.fields[ret]:.1f}"), TimeElapsedColumn(), TimeRemainingColumn()) as bar:
+        task = bar.add_task("train", total=steps, ret=0.0)
+        agent, curve = reach.train(dyn, args, lambda s, r: bar.update(task, completed=s, ret=r))
+    meta = reach.metadata(dyn, args, a.name, str(profile), prof.testbed, curve)
+    path = out / f"reach-{a.name}.pt"
+    reach.save(agent, meta, path)
+    write_curve(curve, path.with_suffix(".curve.csv"), path.with_suffix(".curve.png"), f"REACH on {a.name}")
+    print(f"trained in {time.monotonic() - t:.0f}s; final mean return {curve[-1][1]:.1f}; wrote {path} "
+          f"(+ .json metadata, .curve.csv, .curve.png)")
+
+
+@app.command()
+def evaluate(
+    app_file: Path = typer.Option(..., "--app", help="App JSON."),
+    profile: Path = typer.Option(..., "--profile", help="Profile JSON."),
+    testbed: Optional[Path] = typer.Option(None, "--testbed"),
+    policies: str = typer.Option("reach,default,cloud-first,latency-greedy,optimal", help="Comma-separated policies."),
+    pods: str = typer.Option("4,12,20", help="Comma-separated pod counts (split evenly over the services)."),
+    scenarios: int = typer.Option(10, help="Scenarios (seeded background loads) per pod count."),
+    model_dir: Path = typer.Option(Path("models"), help="Where trained models are (reach-<app>.pt)."),
+    out: Optional[Path] = typer.Option(None, help="Also write the results here as CSV (JSON beside it)."),
+) -> None:
+    """Predicted latency, moves and moved-pod share per policy and size, in simulation (REACH Fig. 8)."""
+    import csv
+    from dataclasses import asdict
+
+    from harness.errors import UserError
+    from harness.policies import build
+    from harness.sim.evaluate import run_policy
+
+    a, _, dyn = _dynamics(app_file, profile, testbed)
+    names = [p.strip() for p in policies.split(",") if p.strip()]
+    built = {}
+    for n in names:
+        if n == "reach":
+            model = model_dir / f"reach-{a.name}.pt"
+            if not model.exists():
+                raise UserError(f"no trained model at {model}; make it with: harness train --app {app_file} "
+                                f"--profile {profile} --policy reach")
+            built[n] = build(n, model=str(model))
+        else:
+            built[n] = build(n)
+    try:
+        sizes = [int(x) for x in pods.split(",")]
+    except ValueError:
+        raise UserError("--pods takes comma-separated whole numbers") from None
+    rows = []
+    print(f"{'policy':15s} {'pods':>4s} {'latency ms':>11s} {'moves':>6s} {'moved':>6s}")
+    for size in sizes:
+        for n in names:
+            r = run_policy(dyn, built[n], n, size, list(range(scenarios)))
+            if r is None:
+                print(f"{n:15s} {size:4d} {'too large':>11s}")
+                continue
+            rows.append(r)
+            print(f"{n:15s} {size:4d} {r.latency_ms:11.2f} {r.moves:6.1f} {r.moved_share:6.0%}")
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with open(out, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(asdict(rows[0])))
+            w.writeheader()
+            w.writerows(asdict(r) for r in rows)
+        out.with_suffix(".json").write_text(json.dumps([asdict(r) for r in rows], indent=1))
+        print(f"wrote {out} and {out.with_suffix('.json')}")

@@ -1,0 +1,203 @@
+"""REACH: PPO with invalid-action masking for rescheduling (§IV, Table V).
+
+Reads top to bottom like CleanRL's ppo.py, with the paper's hyperparameters as defaults:
+learning rate 3e-4, gamma 0.99, clip 0.2, minibatch 64, entropy coefficient 0, separate
+two-layer policy and value networks. Trained on CEEnvBatch; the same network then picks the
+next move on any state the live rescheduler builds.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import deque
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from harness.policies import register
+from harness.sim.ceenv import CEEnvBatch, Dynamics
+
+ENV_VERSION = "CEEnv-v0"
+
+
+@dataclass
+class ReachArgs:
+    model: str | None = None  # a trained model to load (for acting)
+    total_steps: int = 300_000
+    num_envs: int = 16
+    num_steps: int = 64  # rollout length per env per update
+    learning_rate: float = 3e-4
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip: float = 0.2
+    minibatch: int = 64
+    update_epochs: int = 4
+    ent_coef: float = 0.0
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    hidden: int = 64
+    seed: int = 1
+
+    def validate(self):
+        if self.total_steps < self.num_envs * self.num_steps:
+            raise ValueError("total_steps must cover at least one rollout (num_envs * num_steps)")
+
+
+def make_agent(obs_dim: int, n_actions: int, hidden: int):
+    import torch
+
+    from harness.rl.nets import mlp
+
+    class Agent(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.actor = mlp(obs_dim, n_actions, hidden, 2, out_std=0.01)
+            self.critic = mlp(obs_dim, 1, hidden, 2, out_std=1.0)
+
+    return Agent()
+
+
+def train(dyn: Dynamics, args: ReachArgs, on_progress: Callable[[int, float], None] | None = None):
+    """Returns (agent, learning curve rows)."""
+    import torch
+
+    from harness.rl.nets import masked_categorical
+
+    torch.manual_seed(args.seed)
+    envs = CEEnvBatch(dyn, args.num_envs, seed=args.seed)
+    agent = make_agent(dyn.obs_dim, dyn.n_actions, args.hidden)
+    opt = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
+    B, T = args.num_envs, args.num_steps
+    obs_buf = torch.zeros((T, B, dyn.obs_dim))
+    mask_buf = torch.zeros((T, B, dyn.n_actions), dtype=torch.bool)
+    act_buf = torch.zeros((T, B), dtype=torch.long)
+    logp_buf, rew_buf, done_buf, val_buf = (torch.zeros((T, B)) for _ in range(4))
+    returns_window: deque[float] = deque(maxlen=200)
+    ep_ret = np.zeros(B)
+    curve: list[tuple[int, float, float]] = []
+    start = time.monotonic()
+    obs, mask = envs.observe()
+    next_obs, next_mask = torch.as_tensor(obs), torch.as_tensor(mask)
+    updates = args.total_steps // (B * T)
+    for update in range(1, updates + 1):
+        for t in range(T):
+            obs_buf[t], mask_buf[t] = next_obs, next_mask
+            with torch.no_grad():
+                dist = masked_categorical(agent.actor(next_obs), next_mask)
+                action = dist.sample()
+                logp_buf[t], val_buf[t] = dist.log_prob(action), agent.critic(next_obs).squeeze(-1)
+            act_buf[t] = action
+            r, term, trunc = envs.step(action.numpy())
+            rew_buf[t] = torch.as_tensor(r, dtype=torch.float32)
+            # truncation is treated as an end too: episodes are short and states carry no clock
+            done_buf[t] = torch.as_tensor(term | trunc, dtype=torch.float32)
+            ep_ret += r
+            for b in np.flatnonzero(term | trunc):
+                returns_window.append(ep_ret[b])
+                ep_ret[b] = 0
+            obs, mask = envs.observe()
+            next_obs, next_mask = torch.as_tensor(obs), torch.as_tensor(mask)
+        # generalised advantage estimation
+        with torch.no_grad():
+            next_val = agent.critic(next_obs).squeeze(-1)
+            adv = torch.zeros_like(rew_buf)
+            last = torch.zeros(B)
+            for t in reversed(range(T)):
+                nv = next_val if t == T - 1 else val_buf[t + 1]
+                nonterminal = 1.0 - done_buf[t]
+                delta = rew_buf[t] + args.gamma * nv * nonterminal - val_buf[t]
+                last = delta + args.gamma * args.gae_lambda * nonterminal * last
+                adv[t] = last
+            ret = adv + val_buf
+        b_obs, b_mask = obs_buf.reshape(-1, dyn.obs_dim), mask_buf.reshape(-1, dyn.n_actions)
+        b_act, b_logp, b_adv, b_ret = act_buf.reshape(-1), logp_buf.reshape(-1), adv.reshape(-1), ret.reshape(-1)
+        n = B * T
+        for _ in range(args.update_epochs):
+            perm = torch.randperm(n)
+            for s in range(0, n, args.minibatch):
+                mb = perm[s:s + args.minibatch]
+                dist = masked_categorical(agent.actor(b_obs[mb]), b_mask[mb])
+                ratio = (dist.log_prob(b_act[mb]) - b_logp[mb]).exp()
+                a = b_adv[mb]
+                a = (a - a.mean()) / (a.std() + 1e-8)
+                pg = torch.max(-a * ratio, -a * ratio.clamp(1 - args.clip, 1 + args.clip)).mean()
+                v = agent.critic(b_obs[mb]).squeeze(-1)
+                vloss = 0.5 * ((v - b_ret[mb]) ** 2).mean()
+                loss = pg + args.vf_coef * vloss - args.ent_coef * dist.entropy().mean()
+                opt.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+                opt.step()
+        steps = update * B * T
+        mean_ret = float(np.mean(returns_window)) if returns_window else 0.0
+        curve.append((steps, round(mean_ret, 3), round(time.monotonic() - start, 2)))
+        if on_progress:
+            on_progress(steps, mean_ret)
+    return agent, curve
+
+
+class ReachPolicy:
+    """Acts greedily (most probable valid action) with a trained network."""
+
+    name = "reach"
+    moves = True
+
+    def __init__(self, agent, meta: dict):
+        self.agent, self.meta = agent, meta
+
+    def next_move(self, dyn: Dynamics, st, b: int):
+        import torch
+
+        from harness.rl.nets import MASKED
+
+        obs = torch.as_tensor(dyn.observe(st)[b:b + 1])
+        mask = torch.as_tensor(dyn.masks(st)[b:b + 1])
+        with torch.no_grad():
+            logits = torch.where(mask, self.agent.actor(obs), torch.full((1, dyn.n_actions), MASKED))
+        a = int(logits.argmax())
+        if a == dyn.n_actions - 1:
+            return None
+        return divmod(a, dyn.N)
+
+
+def save(agent, meta: dict, path: Path) -> None:
+    import torch
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"state_dict": agent.state_dict(), "meta": meta}, path)
+    path.with_suffix(".json").write_text(json.dumps(meta, indent=1))
+
+
+def load(path: str | Path) -> ReachPolicy:
+    import torch
+
+    from harness.errors import UserError
+
+    try:
+        blob = torch.load(path, weights_only=False)
+    except FileNotFoundError:
+        raise UserError("model not found; train it with 'harness train'", source=str(path)) from None
+    meta = blob["meta"]
+    agent = make_agent(meta["obs_dim"], meta["n_actions"], meta["args"]["hidden"])
+    agent.load_state_dict(blob["state_dict"])
+    agent.eval()
+    return ReachPolicy(agent, meta)
+
+
+def metadata(dyn: Dynamics, args: ReachArgs, app: str, profile: str, testbed: str, curve) -> dict:
+    return {"policy": "reach", "env_version": ENV_VERSION, "app": app, "profile": profile, "testbed": testbed,
+            "nodes": list(dyn.model.topo.nodes), "max_replicas": dyn.cfg.max_replicas, "obs_dim": dyn.obs_dim,
+            "n_actions": dyn.n_actions, "args": asdict(args), "seed": args.seed,
+            "final_mean_return": curve[-1][1] if curve else None, "train_seconds": curve[-1][2] if curve else None}
+
+
+@register("reach", ReachArgs)
+def _reach(args: ReachArgs):
+    if args.model is None:
+        from harness.errors import UserError
+
+        raise UserError("the reach policy needs a trained model (model=...); make one with 'harness train --policy reach'")
+    return load(args.model)

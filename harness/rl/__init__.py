@@ -1,0 +1,1 @@
+"""Shared RL pieces (networks, masked distributions, learning curves), used by every agent."""

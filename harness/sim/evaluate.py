@@ -1,0 +1,71 @@
+"""Compare policies in simulation (REACH Fig. 8 and §VII-F, on the model): for each pod count,
+the same scenarios (random background utilisation, seeded) are given to every policy.
+Placement heuristics place all pods; reschedulers start from the default scheduler's placement
+and move pods until they choose idle or hit the step cap; ``optimal`` searches exhaustively."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from harness.sim.ceenv import Batch, Dynamics
+
+
+@dataclass
+class Result:
+    policy: str
+    pods: int
+    latency_ms: float  # mean over scenarios
+    moves: float  # mean moves per scenario
+    moved_share: float  # mean share of pods moved at least once
+    scenarios: int
+
+
+def scenario(dyn: Dynamics, pods: int, seed: int) -> Batch:
+    """Background load only; no pods placed yet."""
+    if pods % dyn.S:
+        raise ValueError(f"{pods} pods do not split evenly over {dyn.S} services")
+    st = dyn.new_batch(1)
+    rng = np.random.default_rng(seed)
+    lo, hi = dyn.cfg.utilisation
+    st.bg_cpu[0] = rng.uniform(lo, hi, dyn.N) * dyn.C_cpu
+    st.bg_mem[0] = rng.uniform(lo, hi, dyn.N) * dyn.C_mem
+    return st
+
+
+def slots_for(dyn: Dynamics, pods: int) -> np.ndarray:
+    r = pods // dyn.S
+    return np.concatenate([s * dyn.cfg.max_replicas + np.arange(r) for s in range(dyn.S)])
+
+
+def run_policy(dyn: Dynamics, policy, name: str, pods: int, seeds: list[int], max_moves: int = 20) -> Result | None:
+    from harness.policies.heuristics import KubeDefault, DefaultArgs
+
+    lat, moves, shares = [], [], []
+    for seed in seeds:
+        st = scenario(dyn, pods, seed)
+        slots = slots_for(dyn, pods)
+        if getattr(policy, "moves", False):
+            KubeDefault(DefaultArgs()).place_all(dyn, st, 0, slots)
+            start = st.node[0].copy()
+            n = 0
+            if name == "optimal":
+                sol = policy.solve(dyn, st, 0)
+                if sol is None:
+                    return None
+            for _ in range(max_moves):
+                move = policy.next_move(dyn, st, 0)
+                if move is None:
+                    break
+                slot, node = move
+                st.node[0, slot] = node
+                n += 1
+            moves.append(n)
+            shares.append(float((st.node[0][slots] != start[slots]).mean()))
+        else:
+            policy.place_all(dyn, st, 0, slots)
+            moves.append(0)
+            shares.append(0.0)
+        lat.append(float(dyn.latency(st)[0]))
+    return Result(name, pods, float(np.mean(lat)), float(np.mean(moves)), float(np.mean(shares)), len(seeds))
