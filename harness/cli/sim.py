@@ -70,7 +70,7 @@ def train(
     app_file: Path = typer.Option(..., "--app", help="App JSON."),
     profile: Path = typer.Option(..., "--profile", help="Profile JSON."),
     testbed: Optional[Path] = typer.Option(None, "--testbed", help="Testbed state file (default: the profile's nodes)."),
-    policy: str = typer.Option("reach", help="Learned policy to train: reach."),
+    policy: str = typer.Option("reach", help="Learned policy to train: reach (PPO) or rsdql (DQN)."),
     steps: int = typer.Option(300_000, help="Environment steps."),
     seed: int = typer.Option(1, help="Seed of the environments and the network."),
     out: Path = typer.Option(Path("models"), help="Folder for <policy>-<app>.pt, its metadata and learning curve."),
@@ -82,26 +82,28 @@ def train(
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from harness.errors import UserError
-    from harness.policies import reach
+    from harness.policies import reach, rsdql
     from harness.rl.curves import write_curve
 
-    if policy != "reach":
-        raise UserError(f"cannot train {policy!r} yet; trainable: reach", field="--policy")
+    trainable = {"reach": (reach, reach.ReachArgs), "rsdql": (rsdql, rsdql.RsdqlArgs)}
+    if policy not in trainable:
+        raise UserError(f"cannot train {policy!r}; trainable: {', '.join(trainable)}", field="--policy")
+    module, args_type = trainable[policy]
     a, prof, dyn = _dynamics(app_file, profile, testbed)
-    args = reach.ReachArgs(total_steps=steps, seed=seed)
+    args = args_type(total_steps=steps, seed=seed)
     try:
         args.validate()
     except ValueError as exc:
         raise UserError(str(exc), field="--steps") from None
     t = time.monotonic()
-    with Progress(TextColumn("training reach"), BarColumn(), TextColumn("{task.completed:,}/{task.total:,} steps"),
+    with Progress(TextColumn(f"training {policy}"), BarColumn(), TextColumn("{task.completed:,}/{task.total:,} steps"),
                   TextColumn("return {task.fields[ret]:.1f}"), TimeElapsedColumn(), TimeRemainingColumn()) as bar:
         task = bar.add_task("train", total=steps, ret=0.0)
-        agent, curve = reach.train(dyn, args, lambda s, r: bar.update(task, completed=s, ret=r))
-    meta = reach.metadata(dyn, args, a.name, str(profile), prof.testbed, curve)
-    path = out / f"reach-{a.name}.pt"
-    reach.save(agent, meta, path)
-    write_curve(curve, path.with_suffix(".curve.csv"), path.with_suffix(".curve.png"), f"REACH on {a.name}")
+        net, curve = module.train(dyn, args, lambda s, r: bar.update(task, completed=s, ret=r))
+    meta = module.metadata(dyn, args, a.name, str(profile), prof.testbed, curve)
+    path = out / f"{policy}-{a.name}.pt"
+    module.save(net, meta, path)
+    write_curve(curve, path.with_suffix(".curve.csv"), path.with_suffix(".curve.png"), f"{policy} on {a.name}")
     print(f"trained in {time.monotonic() - t:.0f}s; final mean return {curve[-1][1]:.1f}; wrote {path} "
           f"(+ .json metadata, .curve.csv, .curve.png)")
 
@@ -111,10 +113,10 @@ def evaluate(
     app_file: Path = typer.Option(..., "--app", help="App JSON."),
     profile: Path = typer.Option(..., "--profile", help="Profile JSON."),
     testbed: Optional[Path] = typer.Option(None, "--testbed"),
-    policies: str = typer.Option("reach,default,cloud-first,latency-greedy,optimal", help="Comma-separated policies."),
+    policies: str = typer.Option("reach,rsdql,default,cloud-first,latency-greedy,optimal", help="Comma-separated policies."),
     pods: str = typer.Option("4,12,20", help="Comma-separated pod counts (split evenly over the services)."),
     scenarios: int = typer.Option(10, help="Scenarios (seeded background loads) per pod count."),
-    model_dir: Path = typer.Option(Path("models"), help="Where trained models are (reach-<app>.pt)."),
+    model_dir: Path = typer.Option(Path("models"), help="Where trained models are (<policy>-<app>.pt)."),
     out: Optional[Path] = typer.Option(None, help="Also write the results here as CSV (JSON beside it)."),
 ) -> None:
     """Predicted latency, moves and moved-pod share per policy and size, in simulation (REACH Fig. 8)."""
@@ -129,11 +131,11 @@ def evaluate(
     names = [p.strip() for p in policies.split(",") if p.strip()]
     built = {}
     for n in names:
-        if n == "reach":
-            model = model_dir / f"reach-{a.name}.pt"
+        if n in ("reach", "rsdql"):
+            model = model_dir / f"{n}-{a.name}.pt"
             if not model.exists():
                 raise UserError(f"no trained model at {model}; make it with: harness train --app {app_file} "
-                                f"--profile {profile} --policy reach")
+                                f"--profile {profile} --policy {n} --out {model_dir}")
             built[n] = build(n, model=str(model))
         else:
             built[n] = build(n)

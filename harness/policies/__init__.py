@@ -46,4 +46,4 @@ def build(name: str, **kwargs):
 
 
 def _load_all() -> None:
-    from harness.policies import heuristics, optimal, reach  # noqa: F401  (they register themselves)
+    from harness.policies import heuristics, optimal, reach, rsdql  # noqa: F401  (they register themselves)

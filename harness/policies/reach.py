@@ -8,9 +8,7 @@ next move on any state the live rescheduler builds.
 
 from __future__ import annotations
 
-import json
 import time
-from collections import deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
@@ -18,9 +16,13 @@ from typing import Callable
 import numpy as np
 
 from harness.policies import register
-from harness.sim.ceenv import CEEnvBatch, Dynamics
+from harness.rl.curves import ReturnTracker
+from harness.rl.acting import ArgmaxPolicy, load_model, save_model
+from harness.rl.acting import metadata as rl_metadata
+from harness.sim.ceenv import ENV_ID, CEEnvBatch, Dynamics
 
-ENV_VERSION = "CEEnv-v0"
+ENV_VERSION = ENV_ID.split("/")[1]
+save = save_model
 
 
 @dataclass
@@ -75,8 +77,7 @@ def train(dyn: Dynamics, args: ReachArgs, on_progress: Callable[[int, float], No
     mask_buf = torch.zeros((T, B, dyn.n_actions), dtype=torch.bool)
     act_buf = torch.zeros((T, B), dtype=torch.long)
     logp_buf, rew_buf, done_buf, val_buf = (torch.zeros((T, B)) for _ in range(4))
-    returns_window: deque[float] = deque(maxlen=200)
-    ep_ret = np.zeros(B)
+    returns = ReturnTracker(B)
     curve: list[tuple[int, float, float]] = []
     start = time.monotonic()
     obs, mask = envs.observe()
@@ -94,10 +95,7 @@ def train(dyn: Dynamics, args: ReachArgs, on_progress: Callable[[int, float], No
             rew_buf[t] = torch.as_tensor(r, dtype=torch.float32)
             # truncation is treated as an end too: episodes are short and states carry no clock
             done_buf[t] = torch.as_tensor(term | trunc, dtype=torch.float32)
-            ep_ret += r
-            for b in np.flatnonzero(term | trunc):
-                returns_window.append(ep_ret[b])
-                ep_ret[b] = 0
+            returns.add(r, term | trunc)
             obs, mask = envs.observe()
             next_obs, next_mask = torch.as_tensor(obs), torch.as_tensor(mask)
         # generalised advantage estimation
@@ -132,66 +130,20 @@ def train(dyn: Dynamics, args: ReachArgs, on_progress: Callable[[int, float], No
                 torch.nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
                 opt.step()
         steps = update * B * T
-        mean_ret = float(np.mean(returns_window)) if returns_window else 0.0
+        mean_ret = returns.mean()
         curve.append((steps, round(mean_ret, 3), round(time.monotonic() - start, 2)))
         if on_progress:
             on_progress(steps, mean_ret)
     return agent, curve
 
 
-class ReachPolicy:
-    """Acts greedily (most probable valid action) with a trained network."""
-
-    name = "reach"
-    moves = True
-
-    def __init__(self, agent, meta: dict):
-        self.agent, self.meta = agent, meta
-
-    def next_move(self, dyn: Dynamics, st, b: int):
-        import torch
-
-        from harness.rl.nets import MASKED
-
-        obs = torch.as_tensor(dyn.observe(st)[b:b + 1])
-        mask = torch.as_tensor(dyn.masks(st)[b:b + 1])
-        with torch.no_grad():
-            logits = torch.where(mask, self.agent.actor(obs), torch.full((1, dyn.n_actions), MASKED))
-        a = int(logits.argmax())
-        if a == dyn.n_actions - 1:
-            return None
-        return divmod(a, dyn.N)
-
-
-def save(agent, meta: dict, path: Path) -> None:
-    import torch
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"state_dict": agent.state_dict(), "meta": meta}, path)
-    path.with_suffix(".json").write_text(json.dumps(meta, indent=1))
-
-
-def load(path: str | Path) -> ReachPolicy:
-    import torch
-
-    from harness.errors import UserError
-
-    try:
-        blob = torch.load(path, weights_only=False)
-    except FileNotFoundError:
-        raise UserError("model not found; train it with 'harness train'", source=str(path)) from None
-    meta = blob["meta"]
-    agent = make_agent(meta["obs_dim"], meta["n_actions"], meta["args"]["hidden"])
-    agent.load_state_dict(blob["state_dict"])
-    agent.eval()
-    return ReachPolicy(agent, meta)
+def load(path: str | Path) -> ArgmaxPolicy:
+    net, meta = load_model(path, lambda m: make_agent(m["obs_dim"], m["n_actions"], m["args"]["hidden"]))
+    return ArgmaxPolicy("reach", net, lambda agent, obs: agent.actor(obs), meta)
 
 
 def metadata(dyn: Dynamics, args: ReachArgs, app: str, profile: str, testbed: str, curve) -> dict:
-    return {"policy": "reach", "env_version": ENV_VERSION, "app": app, "profile": profile, "testbed": testbed,
-            "nodes": list(dyn.model.topo.nodes), "max_replicas": dyn.cfg.max_replicas, "obs_dim": dyn.obs_dim,
-            "n_actions": dyn.n_actions, "args": asdict(args), "seed": args.seed,
-            "final_mean_return": curve[-1][1] if curve else None, "train_seconds": curve[-1][2] if curve else None}
+    return rl_metadata("reach", ENV_VERSION, dyn, asdict(args), app, profile, testbed, curve)
 
 
 @register("reach", ReachArgs)

@@ -26,3 +26,24 @@ def write_curve(rows: list[tuple[int, float, float]], csv_path: Path, png_path: 
     fig.tight_layout()
     fig.savefig(png_path)
     plt.close(fig)
+
+
+class ReturnTracker:
+    """Episodic returns of a batch of environments; the mean of the last ``window`` episodes."""
+
+    def __init__(self, num_envs: int, window: int = 200):
+        import numpy as np
+        from collections import deque
+
+        self.np = np
+        self.current = np.zeros(num_envs)
+        self.done: deque[float] = deque(maxlen=window)
+
+    def add(self, rewards, ended) -> None:
+        self.current += rewards
+        for b in self.np.flatnonzero(ended):
+            self.done.append(float(self.current[b]))
+            self.current[b] = 0
+
+    def mean(self) -> float:
+        return float(self.np.mean(self.done)) if self.done else 0.0

@@ -10,7 +10,8 @@ Idle. A move is valid when the slot holds a pod, the node is up, is not the pod'
 has room for the pod's requests (eq. 1). Reward (eq. 11): D_msa before - after - penalty
 (default 2) for a move; Idle ends the episode with 0; an invalid action (possible only
 without masking) ends it with -100. Episodes start from random node utilisation and a random
-feasible placement; a step cap truncates them; optionally a node fails mid-episode and its
+feasible placement (or, half of the time by default, the default scheduler's: where the live
+rescheduler starts); a step cap truncates them; optionally a node fails mid-episode and its
 pods are re-placed at random (self-healing), as in REACH's node-failure experiment.
 
 One pure transition (`step_batch`) serves the batched environment used for training and the
@@ -32,12 +33,18 @@ ENV_ID = "harness/CEEnv-v0"
 @dataclass
 class EnvConfig:
     max_replicas: int = 5
-    replicas: tuple[int, int] = (1, 5)  # per service, drawn per episode (inclusive)
+    replicas: tuple[int, int] = (1, 5)  # drawn per episode (inclusive)
+    # one count for every service, as in REACH's experiments (and `harness evaluate`); with a
+    # count per service, the large deployments the policy must handle would be rare
+    equal_replicas: bool = True
     utilisation: tuple[float, float] = (0.0, 0.5)  # background CPU/memory use, share of capacity
     move_penalty: float = 2.0
     invalid_penalty: float = 100.0
-    max_steps: int = 20
+    max_steps: int = 30
     node_failure_prob: float = 0.0  # chance per episode that one node fails at a random step
+    # where episodes start: REACH's random placement, the default scheduler's (where the live
+    # rescheduler starts), or each half of the time
+    start: str = "mix"
 
 
 @dataclass
@@ -128,9 +135,20 @@ class Dynamics:
         st.node[b] = -1
         st.steps[b] = 0
         st.fail_at[b] = rng.integers(1, cfg.max_steps) if rng.random() < cfg.node_failure_prob else -1
-        reps = replicas if replicas is not None else rng.integers(cfg.replicas[0], cfg.replicas[1] + 1, self.S)
+        if replicas is not None:
+            reps = replicas
+        elif cfg.equal_replicas:
+            reps = np.full(self.S, rng.integers(cfg.replicas[0], cfg.replicas[1] + 1))
+        else:
+            reps = rng.integers(cfg.replicas[0], cfg.replicas[1] + 1, self.S)
         slots = np.concatenate([s * cfg.max_replicas + np.arange(r) for s, r in enumerate(reps)])
-        self.place_randomly(st, b, slots, rng)
+        if cfg.start == "default" or (cfg.start == "mix" and rng.random() < 0.5):
+            from harness.policies.heuristics import DefaultArgs, KubeDefault
+
+            for slot in slots:
+                KubeDefault(DefaultArgs()).place(self, st, b, slot)
+        else:
+            self.place_randomly(st, b, slots, rng)
         if (st.node[b, slots] < 0).any():  # no room: retry with an emptier cluster
             st.bg_cpu[b] = 0
             st.bg_mem[b] = 0

@@ -39,9 +39,10 @@ def slots_for(dyn: Dynamics, pods: int) -> np.ndarray:
     return np.concatenate([s * dyn.cfg.max_replicas + np.arange(r) for s in range(dyn.S)])
 
 
-def run_policy(dyn: Dynamics, policy, name: str, pods: int, seeds: list[int], max_moves: int = 20) -> Result | None:
+def run_policy(dyn: Dynamics, policy, name: str, pods: int, seeds: list[int], max_moves: int | None = None) -> Result | None:
     from harness.policies.heuristics import KubeDefault, DefaultArgs
 
+    max_moves = max_moves or dyn.cfg.max_steps
     lat, moves, shares = [], [], []
     for seed in seeds:
         st = scenario(dyn, pods, seed)

@@ -16,9 +16,9 @@ def dyn():
 
 
 def test_registry_builds_every_policy(tmp_path, dyn):
-    assert names() == ["cloud-first", "default", "latency-greedy", "optimal", "reach"]
+    assert names() == ["cloud-first", "default", "latency-greedy", "optimal", "reach", "rsdql"]
     for n in names():
-        if n == "reach":
+        if n in ("reach", "rsdql"):
             with pytest.raises(UserError, match="harness train"):
                 build(n)
             continue
@@ -55,10 +55,10 @@ def test_optimal_equals_brute_force_on_a_tiny_instance(dyn):
 
 
 def test_reach_learns_saves_and_reloads_identically(tmp_path, dyn):
-    agent, curve = train(dyn, ReachArgs(total_steps=20_000, seed=3))
+    agent, curve = train(dyn, ReachArgs(total_steps=40_000, seed=3))
     assert curve[-1][1] > curve[0][1]  # it learns something in 20k steps
     path = tmp_path / "reach-chain.pt"
-    save(agent, metadata(dyn, ReachArgs(total_steps=20_000, seed=3), "chain", "p", "t", curve), path)
+    save(agent, metadata(dyn, ReachArgs(total_steps=40_000, seed=3), "chain", "p", "t", curve), path)
     a, b = load(path), load(path)
     r1 = run_policy(dyn, a, "reach", 12, [0, 1, 2])
     r2 = run_policy(dyn, b, "reach", 12, [0, 1, 2])
@@ -66,3 +66,15 @@ def test_reach_learns_saves_and_reloads_identically(tmp_path, dyn):
     start = run_policy(dyn, build("default"), "default", 12, [0, 1, 2])
     assert r1.latency_ms < start.latency_ms  # its moves improve on the placement it starts from
     assert a.meta["env_version"] == "CEEnv-v0" and a.meta["seed"] == 3
+
+
+def test_rsdql_learns_saves_and_reloads_identically(tmp_path, dyn):
+    from harness.policies import rsdql
+
+    q, curve = rsdql.train(dyn, rsdql.RsdqlArgs(total_steps=30_000, seed=2))
+    assert curve[-1][1] > curve[0][1]
+    path = tmp_path / "rsdql-chain.pt"
+    rsdql.save(q, rsdql.metadata(dyn, rsdql.RsdqlArgs(seed=2), "chain", "p", "t", curve), path)
+    a, b = build("rsdql", model=str(path)), build("rsdql", model=str(path))
+    assert run_policy(dyn, a, "rsdql", 12, [0, 1]) == run_policy(dyn, b, "rsdql", 12, [0, 1])
+    assert a.meta["policy"] == "rsdql" and a.meta["args"]["exploration_fraction"] == 0.1

@@ -1,0 +1,126 @@
+"""RSDQL adapted to rescheduling, as REACH did (§VI-D, Table V): DQN with a replay buffer, a
+three-layer Q network, linear epsilon-greedy exploration over the first 10 % of training, and
+a target network copied whole (soft-update coefficient 1). Invalid actions are masked when
+acting and in the bootstrap max, as for REACH, so both agents see the same environment."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from harness.policies import register
+from harness.rl.acting import ArgmaxPolicy, load_model, save_model
+from harness.rl.acting import metadata as rl_metadata
+from harness.rl.curves import ReturnTracker
+from harness.sim.ceenv import ENV_ID, CEEnvBatch, Dynamics
+
+save = save_model
+
+
+@dataclass
+class RsdqlArgs:
+    model: str | None = None
+    total_steps: int = 300_000
+    num_envs: int = 16
+    learning_rate: float = 3e-4
+    gamma: float = 0.99
+    batch_size: int = 64
+    buffer_size: int = 100_000
+    exploration_fraction: float = 0.1
+    start_epsilon: float = 1.0
+    end_epsilon: float = 0.05
+    learning_starts: int = 5_000
+    target_every: int = 500  # gradient steps between target copies (tau = 1)
+    hidden: int = 64
+    seed: int = 1
+
+    def validate(self):
+        if not 0 < self.exploration_fraction <= 1:
+            raise ValueError("exploration_fraction must be in (0, 1]")
+
+
+def make_q(obs_dim: int, n_actions: int, hidden: int):
+    from harness.rl.nets import mlp
+
+    return mlp(obs_dim, n_actions, hidden, 3)
+
+
+def train(dyn: Dynamics, args: RsdqlArgs, on_progress: Callable[[int, float], None] | None = None):
+    import torch
+
+    from harness.rl.nets import MASKED
+
+    torch.manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    envs = CEEnvBatch(dyn, args.num_envs, seed=args.seed)
+    q, target = make_q(dyn.obs_dim, dyn.n_actions, args.hidden), make_q(dyn.obs_dim, dyn.n_actions, args.hidden)
+    target.load_state_dict(q.state_dict())
+    opt = torch.optim.Adam(q.parameters(), lr=args.learning_rate)
+    cap, B = args.buffer_size, args.num_envs
+    buf = {"obs": np.zeros((cap, dyn.obs_dim), np.float32), "next": np.zeros((cap, dyn.obs_dim), np.float32),
+           "next_mask": np.zeros((cap, dyn.n_actions), bool), "act": np.zeros(cap, np.int64),
+           "rew": np.zeros(cap, np.float32), "done": np.zeros(cap, np.float32)}
+    size = ptr = grads = 0
+    returns = ReturnTracker(B)
+    curve, start = [], time.monotonic()
+    obs, mask = envs.observe()
+    iterations = args.total_steps // B
+    report_every = max(1, iterations // 100)
+    for it in range(1, iterations + 1):
+        steps = it * B
+        eps = max(args.end_epsilon, args.start_epsilon - (args.start_epsilon - args.end_epsilon)
+                  * steps / (args.exploration_fraction * args.total_steps))
+        with torch.no_grad():
+            qv = torch.where(torch.as_tensor(mask), q(torch.as_tensor(obs)), torch.tensor(MASKED))
+        greedy = qv.argmax(1).numpy()
+        explore = rng.random(B) < eps
+        actions = np.array([rng.choice(np.flatnonzero(m)) if e else g for m, e, g in zip(mask, explore, greedy)])
+        r, term, trunc = envs.step(actions)
+        nobs, nmask = envs.observe()  # after auto-reset; a done transition does not bootstrap
+        idx = (ptr + np.arange(B)) % cap
+        buf["obs"][idx], buf["act"][idx], buf["rew"][idx] = obs, actions, r
+        buf["next"][idx], buf["next_mask"][idx], buf["done"][idx] = nobs, nmask, (term | trunc)
+        ptr, size = (ptr + B) % cap, min(cap, size + B)
+        returns.add(r, term | trunc)
+        obs, mask = nobs, nmask
+        if steps >= args.learning_starts:
+            j = rng.integers(0, size, args.batch_size)
+            o, a = torch.as_tensor(buf["obs"][j]), torch.as_tensor(buf["act"][j])
+            with torch.no_grad():
+                nq = torch.where(torch.as_tensor(buf["next_mask"][j]), target(torch.as_tensor(buf["next"][j])),
+                                 torch.tensor(MASKED)).max(1).values
+                y = torch.as_tensor(buf["rew"][j]) + args.gamma * nq * (1 - torch.as_tensor(buf["done"][j]))
+            loss = torch.nn.functional.smooth_l1_loss(q(o).gather(1, a[:, None]).squeeze(1), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            grads += 1
+            if grads % args.target_every == 0:
+                target.load_state_dict(q.state_dict())
+        if it % report_every == 0 or it == iterations:
+            curve.append((steps, round(returns.mean(), 3), round(time.monotonic() - start, 2)))
+            if on_progress:
+                on_progress(steps, returns.mean())
+    return q, curve
+
+
+def load(path: str | Path) -> ArgmaxPolicy:
+    net, meta = load_model(path, lambda m: make_q(m["obs_dim"], m["n_actions"], m["args"]["hidden"]))
+    return ArgmaxPolicy("rsdql", net, lambda qnet, obs: qnet(obs), meta)
+
+
+def metadata(dyn: Dynamics, args: RsdqlArgs, app: str, profile: str, testbed: str, curve) -> dict:
+    return rl_metadata("rsdql", ENV_ID.split("/")[1], dyn, asdict(args), app, profile, testbed, curve)
+
+
+@register("rsdql", RsdqlArgs)
+def _rsdql(args: RsdqlArgs):
+    if args.model is None:
+        from harness.errors import UserError
+
+        raise UserError("the rsdql policy needs a trained model (model=...); make one with 'harness train --policy rsdql'")
+    return load(args.model)

@@ -1,0 +1,62 @@
+"""Acting with a trained network, saving and loading models: shared by every learned policy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable
+
+from harness.sim.ceenv import Dynamics
+
+
+class ArgmaxPolicy:
+    """Picks the valid action with the highest score (policy logits or Q-values); Idle -> None."""
+
+    moves = True
+
+    def __init__(self, name: str, net, score: Callable, meta: dict):
+        self.name, self.net, self.score, self.meta = name, net, score, meta
+
+    def next_move(self, dyn: Dynamics, st, b: int):
+        import torch
+
+        from harness.rl.nets import MASKED
+
+        obs = torch.as_tensor(dyn.observe(st)[b:b + 1])
+        mask = torch.as_tensor(dyn.masks(st)[b:b + 1])
+        with torch.no_grad():
+            s = torch.where(mask, self.score(self.net, obs), torch.full((1, dyn.n_actions), MASKED))
+        a = int(s.argmax())
+        return None if a == dyn.n_actions - 1 else divmod(a, dyn.N)
+
+
+def save_model(net, meta: dict, path: Path) -> None:
+    import torch
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"state_dict": net.state_dict(), "meta": meta}, path)
+    path.with_suffix(".json").write_text(json.dumps(meta, indent=1))
+
+
+def load_model(path: str | Path, make: Callable[[dict], object]):
+    """(network with weights, metadata); ``make(meta)`` builds the empty network."""
+    import torch
+
+    from harness.errors import UserError
+
+    try:
+        blob = torch.load(path, weights_only=False)
+    except FileNotFoundError:
+        raise UserError("model not found; train it with 'harness train'", source=str(path)) from None
+    net = make(blob["meta"])
+    net.load_state_dict(blob["state_dict"])
+    net.eval()
+    return net, blob["meta"]
+
+
+def metadata(policy: str, env_version: str, dyn: Dynamics, args: dict, app: str, profile: str, testbed: str,
+             curve: list) -> dict:
+    return {"policy": policy, "env_version": env_version, "app": app, "profile": profile, "testbed": testbed,
+            "nodes": list(dyn.model.topo.nodes), "max_replicas": dyn.cfg.max_replicas, "obs_dim": dyn.obs_dim,
+            "n_actions": dyn.n_actions, "args": args, "seed": args.get("seed"),
+            "final_mean_return": curve[-1][1] if curve else None, "train_seconds": curve[-1][2] if curve else None}
