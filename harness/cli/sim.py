@@ -51,7 +51,7 @@ def predict(
         print(f"call {e['caller']} -> {e['callee']}: D_S {e['D_S_ms']:.2f} ms")
 
 
-def _dynamics(app_file: Path, profile: Path, testbed: Optional[Path]):
+def _dynamics(app_file: Path, profile: Path, testbed: Optional[Path], move_penalty: float = 2.0):
     from harness.sim.ceenv import Dynamics, EnvConfig
     from harness.sim.topology import model_for
     from harness.spec.app import load_app
@@ -62,7 +62,7 @@ def _dynamics(app_file: Path, profile: Path, testbed: Optional[Path]):
     a = load_app(app_file)
     prof = load_profile(profile)
     state = load_model(TestbedState, testbed) if testbed else None
-    return a, prof, Dynamics(model_for(a, prof, state, source=str(profile)), EnvConfig())
+    return a, prof, Dynamics(model_for(a, prof, state, source=str(profile)), EnvConfig(move_penalty=move_penalty))
 
 
 @app.command()
@@ -73,6 +73,7 @@ def train(
     policy: str = typer.Option("reach", help="Learned policy to train: reach (PPO) or rsdql (DQN)."),
     steps: int = typer.Option(300_000, help="Environment steps."),
     seed: int = typer.Option(1, help="Seed of the environments and the network."),
+    move_penalty: float = typer.Option(2.0, min=0, help="Reward penalty per move (REACH eq. 11; Table V: 2)."),
     out: Path = typer.Option(Path("models"), help="Folder for <policy>-<app>.pt, its metadata and learning curve."),
 ) -> None:
     """Train a rescheduling policy in CEEnv (the simulator built from the app, the profile and the
@@ -89,7 +90,7 @@ def train(
     if policy not in trainable:
         raise UserError(f"cannot train {policy!r}; trainable: {', '.join(trainable)}", field="--policy")
     module, args_type = trainable[policy]
-    a, prof, dyn = _dynamics(app_file, profile, testbed)
+    a, prof, dyn = _dynamics(app_file, profile, testbed, move_penalty)
     args = args_type(total_steps=steps, seed=seed)
     try:
         args.validate()

@@ -57,6 +57,6 @@ def load_model(path: str | Path, make: Callable[[dict], object]):
 def metadata(policy: str, env_version: str, dyn: Dynamics, args: dict, app: str, profile: str, testbed: str,
              curve: list) -> dict:
     return {"policy": policy, "env_version": env_version, "app": app, "profile": profile, "testbed": testbed,
-            "nodes": list(dyn.model.topo.nodes), "max_replicas": dyn.cfg.max_replicas, "obs_dim": dyn.obs_dim,
+            "nodes": list(dyn.model.topo.nodes), "max_replicas": dyn.cfg.max_replicas, "env_config": vars(dyn.cfg), "obs_dim": dyn.obs_dim,
             "n_actions": dyn.n_actions, "args": args, "seed": args.get("seed"),
             "final_mean_return": curve[-1][1] if curve else None, "train_seconds": curve[-1][2] if curve else None}
