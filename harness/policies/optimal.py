@@ -29,6 +29,8 @@ class Optimal:
 
     def __init__(self, args: OptimalArgs):
         self.args = args
+        self._plan: list[tuple[int, int]] = []  # moves still to make toward the last optimum
+        self._expect: bytes | None = None  # the placement the plan expects to see next
 
     def solve(self, dyn: Dynamics, st: Batch, b: int) -> tuple[np.ndarray, float] | None:
         """The best slot -> node assignment for the pods of environment b, or None if too large."""
@@ -68,14 +70,22 @@ class Optimal:
         return assign, best_lat
 
     def next_move(self, dyn, st, b):
-        """Move pods toward the optimum one at a time (a pod already on an optimal node stays)."""
-        sol = self.solve(dyn, st, b)
-        if sol is None:
-            return None
-        target = _match(dyn, st.node[b], sol[0])
-        for slot in np.flatnonzero(target != st.node[b]):
-            if dyn.masks(st)[b, slot * dyn.N + target[slot]]:
-                return int(slot), int(target[slot])
+        """Move pods toward the optimum one at a time (a pod already on an optimal node stays).
+        The search runs once; its plan is followed while the placement is the one it expects."""
+        if self._expect != st.node[b].tobytes():
+            sol = self.solve(dyn, st, b)
+            if sol is None:
+                return None
+            target = _match(dyn, st.node[b], sol[0])
+            self._plan = [(int(s), int(target[s])) for s in np.flatnonzero(target != st.node[b])]
+        for k, (slot, node) in enumerate(self._plan):
+            if dyn.masks(st)[b, slot * dyn.N + node]:
+                del self._plan[k]
+                after = st.node[b].copy()
+                after[slot] = node
+                self._expect = after.tobytes()
+                return slot, node
+        self._expect = None
         return None
 
 

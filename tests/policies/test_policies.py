@@ -78,3 +78,16 @@ def test_rsdql_learns_saves_and_reloads_identically(tmp_path, dyn):
     a, b = build("rsdql", model=str(path)), build("rsdql", model=str(path))
     assert run_policy(dyn, a, "rsdql", 12, [0, 1]) == run_policy(dyn, b, "rsdql", 12, [0, 1])
     assert a.meta["policy"] == "rsdql" and a.meta["args"]["exploration_fraction"] == 0.1
+
+
+def test_optimal_moves_reach_the_optimum_it_found(dyn):
+    opt = build("optimal")
+    st = scenario(dyn, 8, seed=1)
+    build("default").place_all(dyn, st, 0, slots_for(dyn, 8))
+    _, best = opt.solve(dyn, st, 0)
+    for _ in range(20):
+        move = opt.next_move(dyn, st, 0)
+        if move is None:
+            break
+        st.node[0, move[0]] = move[1]
+    assert dyn.latency(st)[0] == pytest.approx(best)
