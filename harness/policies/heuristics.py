@@ -10,13 +10,6 @@ from harness.policies import register
 from harness.sim.ceenv import Batch, Dynamics
 
 
-def feasible(dyn: Dynamics, st: Batch, b: int, slot: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    cpu, mem = dyn.used(st)
-    cpu, mem = cpu[b], mem[b]
-    ok = st.up[b] & (dyn.C_cpu - cpu >= dyn.r_cpu[slot] - 1e-9) & (dyn.C_mem - mem >= dyn.r_mem[slot] - 1e-9)
-    return ok, cpu, mem
-
-
 class Placer:
     """Places pods one at a time with ``choose``; ``place_all`` fills empty slots in order."""
 
@@ -55,7 +48,7 @@ class KubeDefault(Placer):
         self.args = args
 
     def choose(self, dyn, st, b, slot):
-        ok, cpu, mem = feasible(dyn, st, b, slot)
+        ok, cpu, mem = dyn.room(st, b, slot)
         if not ok.any():
             return None
         cpu_f = (cpu + dyn.r_cpu[slot]) / dyn.C_cpu
@@ -85,7 +78,7 @@ class CloudFirst(Placer):
     name = "cloud-first"
 
     def choose(self, dyn, st, b, slot):
-        ok, cpu, _ = feasible(dyn, st, b, slot)
+        ok, cpu, _ = dyn.room(st, b, slot)
         cloud = np.array([t == "cloud" for t in dyn.model.topo.tiers])
         for group in (ok & cloud, ok & ~cloud):
             if group.any():
@@ -100,7 +93,7 @@ class LatencyGreedy(Placer):
     name = "latency-greedy"
 
     def choose(self, dyn, st, b, slot):
-        ok, cpu, _ = feasible(dyn, st, b, slot)
+        ok, cpu, _ = dyn.room(st, b, slot)
         if not ok.any():
             return None
         d = np.where(ok, dyn.model.topo.user_rtt, np.inf)

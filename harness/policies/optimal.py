@@ -69,15 +69,23 @@ class Optimal:
             assign[slots] = np.repeat(np.arange(dyn.N), best[s].astype(int))
         return assign, best_lat
 
+    def prepare(self, dyn, st, b) -> bool:
+        """Search once from this placement and plan the moves to the optimum; False when the
+        instance is too large (then there is no plan)."""
+        sol = self.solve(dyn, st, b)
+        if sol is None:
+            self._plan, self._expect = [], None
+            return False
+        target = _match(dyn, st.node[b], sol[0])
+        self._plan = [(int(s), int(target[s])) for s in np.flatnonzero(target != st.node[b])]
+        self._expect = st.node[b].tobytes()
+        return True
+
     def next_move(self, dyn, st, b):
         """Move pods toward the optimum one at a time (a pod already on an optimal node stays).
         The search runs once; its plan is followed while the placement is the one it expects."""
-        if self._expect != st.node[b].tobytes():
-            sol = self.solve(dyn, st, b)
-            if sol is None:
-                return None
-            target = _match(dyn, st.node[b], sol[0])
-            self._plan = [(int(s), int(target[s])) for s in np.flatnonzero(target != st.node[b])]
+        if self._expect != st.node[b].tobytes() and not self.prepare(dyn, st, b):
+            return None
         for k, (slot, node) in enumerate(self._plan):
             if dyn.masks(st)[b, slot * dyn.N + node]:
                 del self._plan[k]

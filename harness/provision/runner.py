@@ -35,7 +35,6 @@ class Progress:
     task: str = ""
     item: str | None = None
     counts: Counter = field(default_factory=Counter)  # ok, changed, failed, skipped
-    tasks_done: int = 0
 
 
 @dataclass
@@ -74,8 +73,6 @@ def run_playbook(playbook: str, *, extravars: dict[str, Any], private_data_dir: 
         task = data.get("task", progress.task)
         res = data.get("res", {}) if isinstance(data.get("res"), dict) else {}
         if kind == "playbook_on_task_start":
-            if progress.task:
-                progress.tasks_done += 1
             progress.task, progress.item = task, None
         elif kind in ("runner_on_ok", "runner_item_on_ok"):
             if kind == "runner_on_ok" and "results" in res:  # a loop's summary; its items were counted

@@ -90,6 +90,15 @@ class Dynamics:
         np.add.at(mem, (b, st.node[b, p]), self.r_mem[p])
         return cpu, mem
 
+    def room(self, st: Batch, b: int, slot: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Nodes of environment b that are up and can take slot's pod; and their CPU/memory in use."""
+        cpu, mem = st.bg_cpu[b].copy(), st.bg_mem[b].copy()
+        on = st.node[b] >= 0
+        np.add.at(cpu, st.node[b][on], self.r_cpu[on])
+        np.add.at(mem, st.node[b][on], self.r_mem[on])
+        ok = st.up[b] & (self.C_cpu - cpu >= self.r_cpu[slot] - 1e-9) & (self.C_mem - mem >= self.r_mem[slot] - 1e-9)
+        return ok, cpu, mem
+
     def latency(self, st: Batch) -> np.ndarray:
         return self.model.latency(self.counts(st.node))
 
@@ -121,9 +130,7 @@ class Dynamics:
     # -------------------------------------------------------------- episodes
     def place_randomly(self, st: Batch, b: int, slots: np.ndarray, rng: np.random.Generator) -> None:
         for p in slots:
-            cpu, mem = self.used(Batch(st.bg_cpu[b:b + 1], st.bg_mem[b:b + 1], st.node[b:b + 1], st.up[b:b + 1], st.steps, st.fail_at))
-            room = (self.C_cpu - cpu[0] >= self.r_cpu[p]) & (self.C_mem - mem[0] >= self.r_mem[p]) & st.up[b]
-            choices = np.flatnonzero(room)
+            choices = np.flatnonzero(self.room(st, b, p)[0])
             st.node[b, p] = rng.choice(choices) if len(choices) else -1
 
     def reset_one(self, st: Batch, b: int, rng: np.random.Generator, replicas: np.ndarray | None = None) -> None:

@@ -51,10 +51,8 @@ def run_policy(dyn: Dynamics, policy, name: str, pods: int, seeds: list[int], ma
             KubeDefault(DefaultArgs()).place_all(dyn, st, 0, slots)
             start = st.node[0].copy()
             n = 0
-            if name == "optimal":
-                sol = policy.solve(dyn, st, 0)
-                if sol is None:
-                    return None
+            if hasattr(policy, "prepare") and not policy.prepare(dyn, st, 0):
+                return None  # a search-based policy that cannot handle this size
             for _ in range(max_moves):
                 move = policy.next_move(dyn, st, 0)
                 if move is None:

@@ -174,8 +174,8 @@ def check_app(app: App, source: str, prefix: str) -> App:
                     raise UserError(f"probability for {callee!r}, which is not in this group's services",
                                     source=source, field=f"{where}.external_services[{gi}].probabilities.{callee}")
         _job_params_nonnegative(svc.job_params, f"{where}.internal_service.{svc.job}", source)
-        for key, parse in (("cpu-requests", cpu_cores), ("memory-requests", memory_mib)):
-            raw = svc.cpu_requests if key == "cpu-requests" else svc.memory_requests
+        for key, raw, parse in (("cpu-requests", svc.cpu_requests, cpu_cores),
+                                ("memory-requests", svc.memory_requests, memory_mib)):
             try:
                 if raw is not None and parse(raw) <= 0:
                     raise ValueError(f"must be > 0, got {raw!r}")

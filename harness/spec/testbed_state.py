@@ -59,10 +59,6 @@ def state_path(state_dir: Path) -> Path:
     return state_dir / "testbed.yaml"
 
 
-def default_state_dir() -> Path:
-    return Path(os.environ.get("HARNESS_STATE_DIR", ".harness"))
-
-
 def load_state(state_dir: Path) -> TestbedState | None:
     path = state_path(state_dir)
     if not path.exists():

@@ -76,9 +76,6 @@ class LocalPods:
         d = self._load()
         return [Pod(**p) for p in d["pods"] if p["name"] not in d["retired"]]
 
-    def all_pods(self) -> list[Pod]:
-        return [Pod(**p) for p in self._load()["pods"]]
-
     def start_pod(self, service: str, node: str) -> Pod:
         app = self.app()
         if app is None or service not in app.services:
