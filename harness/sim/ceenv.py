@@ -42,6 +42,10 @@ class EnvConfig:
     invalid_penalty: float = 100.0
     max_steps: int = 30
     node_failure_prob: float = 0.0  # chance per episode that one node fails at a random step
+    # chance an episode starts with 1..max_failed_at_start nodes already down and the pods on the
+    # others: the state the live rescheduler meets after a node failure and self-healing
+    failed_at_start: float = 0.0
+    max_failed_at_start: int = 2
     # where episodes start: REACH's random placement, the default scheduler's (where the live
     # rescheduler starts), or each half of the time
     start: str = "mix"
@@ -139,6 +143,9 @@ class Dynamics:
         st.bg_cpu[b] = rng.uniform(lo, hi, self.N) * self.C_cpu
         st.bg_mem[b] = rng.uniform(lo, hi, self.N) * self.C_mem
         st.up[b] = True
+        if cfg.failed_at_start and rng.random() < cfg.failed_at_start:
+            k = rng.integers(1, min(cfg.max_failed_at_start, self.N - 1) + 1)
+            st.up[b, rng.choice(self.N, k, replace=False)] = False
         st.node[b] = -1
         st.steps[b] = 0
         st.fail_at[b] = rng.integers(1, cfg.max_steps) if rng.random() < cfg.node_failure_prob else -1
@@ -156,9 +163,10 @@ class Dynamics:
                 KubeDefault(DefaultArgs()).place(self, st, b, slot)
         else:
             self.place_randomly(st, b, slots, rng)
-        if (st.node[b, slots] < 0).any():  # no room: retry with an emptier cluster
+        if (st.node[b, slots] < 0).any():  # no room: retry with an emptier cluster, every node up
             st.bg_cpu[b] = 0
             st.bg_mem[b] = 0
+            st.up[b] = True
             st.node[b] = -1
             self.place_randomly(st, b, slots, rng)
 

@@ -114,6 +114,20 @@ class Cluster(ABC):
         """Stop the pod, letting in-flight requests finish for up to ``drain_seconds``."""
 
     @abstractmethod
+    def pod_alive(self, pod: "Pod") -> bool:
+        """Whether the pod's process still runs (a crashed cell is not; Kubernetes: container running)."""
+
+    @abstractmethod
+    def kill_pod(self, pod: "Pod") -> None:
+        """Crash the pod at once (SIGKILL), leaving it published: callers see errors until it is replaced."""
+
+    @property
+    @abstractmethod
+    def endpoints_file(self) -> Path:
+        """The file that maps each service to its serving addresses (what the cells and the load
+        generator read; on Kubernetes it would name each Service's address)."""
+
+    @abstractmethod
     def publish(self) -> None:
         """Make the current (non-retired, ready) pods the endpoints callers and Prometheus see."""
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -17,6 +19,9 @@ from harness.testbed.local import daemons
 from harness.testbed.pods import Pod, pod_name
 
 BASE_PORT = 8080
+# deployment.json is read, changed and written back; a live run changes it from several threads
+# (rescheduler, self-healing, autoscaler), so every such sequence holds this lock.
+_LOCK = threading.RLock()
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -80,21 +85,22 @@ class LocalPods:
         app = self.app()
         if app is None or service not in app.services:
             raise TestbedError(f"no app with service {service!r} is set; deploy the app first")
-        d = self._load()
-        d["serial"] += 1
-        name = pod_name(service, d["serial"])
-        used = {p["port"] for p in d["pods"] if p["node"] == node}
-        port = next(p for p in range(BASE_PORT, BASE_PORT + 10000) if p not in used)
-        logs = self._run / "pods"
-        logs.mkdir(parents=True, exist_ok=True)
-        proc = self.start_process(node, [
-            sys.executable, "-m", "harness.workload.cell", "--app", str(self.app_file.resolve()),
-            "--service", service, "--pod", name, "--node", node, "--port", str(port),
-            "--endpoints", str(self.endpoints_file.resolve())], log=logs / f"{name}.log")
-        pod = Pod(name=name, service=service, node=node, address=self.node(node).address, port=port, pid=proc.pid)
-        d["pods"].append(pod.to_dict())
-        self._save(d)
-        return pod
+        with _LOCK:
+            d = self._load()
+            d["serial"] += 1
+            name = pod_name(service, d["serial"])
+            used = {p["port"] for p in d["pods"] if p["node"] == node}
+            port = next(p for p in range(BASE_PORT, BASE_PORT + 10000) if p not in used)
+            logs = self._run / "pods"
+            logs.mkdir(parents=True, exist_ok=True)
+            proc = self.start_process(node, [
+                sys.executable, "-m", "harness.workload.cell", "--app", str(self.app_file.resolve()),
+                "--service", service, "--pod", name, "--node", node, "--port", str(port),
+                "--endpoints", str(self.endpoints_file.resolve())], log=logs / f"{name}.log")
+            pod = Pod(name=name, service=service, node=node, address=self.node(node).address, port=port, pid=proc.pid)
+            d["pods"].append(pod.to_dict())
+            self._save(d)
+            return pod
 
     def wait_ready(self, pod: Pod, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -117,21 +123,34 @@ class LocalPods:
         return log.read_text(errors="replace")[-400:].strip() if log.exists() else "(no log)"
 
     def retire_pod(self, pod: Pod) -> None:
-        d = self._load()
-        if pod.name not in d["retired"]:
-            d["retired"].append(pod.name)
-        self._save(d)
+        with _LOCK:
+            d = self._load()
+            if pod.name not in d["retired"]:
+                d["retired"].append(pod.name)
+            self._save(d)
 
     def stop_pod(self, pod: Pod, drain_seconds: float = 10) -> None:
         if pod.pid is not None and daemons.alive(pod.pid):
             # the cell drains for up to drain_seconds itself; 2 s more for its shutdown
             daemons.terminate(pod.pid, drain_seconds + 2 if drain_seconds > 0 else 0)
-        d = self._load()
-        d["pods"] = [p for p in d["pods"] if p["name"] != pod.name]
-        d["retired"] = [n for n in d["retired"] if n != pod.name]
-        self._save(d)
+        with _LOCK:
+            d = self._load()
+            d["pods"] = [p for p in d["pods"] if p["name"] != pod.name]
+            d["retired"] = [n for n in d["retired"] if n != pod.name]
+            self._save(d)
+
+    def pod_alive(self, pod: Pod) -> bool:
+        return pod.pid is not None and daemons.alive(pod.pid)
+
+    def kill_pod(self, pod: Pod) -> None:
+        if pod.pid is not None and daemons.alive(pod.pid):
+            os.kill(pod.pid, signal.SIGKILL)
 
     def publish(self) -> None:
+        with _LOCK:
+            self._publish()
+
+    def _publish(self) -> None:
         pods = self.pods()
         table: dict[str, list[str]] = {}
         for p in pods:
@@ -143,11 +162,12 @@ class LocalPods:
 
     def forget_pods_on(self, node: str) -> list[Pod]:
         """After a node failure its pods are gone: drop them from the deployment and the endpoints."""
-        d = self._load()
-        gone = [Pod(**p) for p in d["pods"] if p["node"] == node]
-        d["pods"] = [p for p in d["pods"] if p["node"] != node]
-        d["retired"] = [n for n in d["retired"] if n not in {p.name for p in gone}]
-        self._save(d)
-        self.publish()
-        return gone
+        with _LOCK:
+            d = self._load()
+            gone = [Pod(**p) for p in d["pods"] if p["node"] == node]
+            d["pods"] = [p for p in d["pods"] if p["node"] != node]
+            d["retired"] = [n for n in d["retired"] if n not in {p.name for p in gone}]
+            self._save(d)
+            self._publish()
+            return gone
 

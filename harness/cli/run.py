@@ -1,0 +1,86 @@
+"""scenarios, run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from harness.cli.main import app
+
+
+@app.command()
+def scenarios() -> None:
+    """List the built-in scenarios (give 'harness run' a name from here, or a scenario file's path)."""
+    from harness.spec.scenario import builtin_names, load_scenario
+
+    for name in builtin_names():
+        sc, _ = load_scenario(name)
+        print(f"{name:15s} {sc.description}")
+
+
+def _render(live):
+    from rich.console import Group
+    from rich.progress_bar import ProgressBar
+    from rich.table import Table
+
+    t = Table.grid(padding=(0, 2))
+    p50 = f"{live.p50_ms:.0f}" if live.p50_ms is not None else "-"
+    p95 = f"{live.p95_ms:.0f}" if live.p95_ms is not None else "-"
+    t.add_row(f"[b]{live.policy}[/b] r{live.repeat}", f"{live.elapsed_s:5.0f}/{live.duration_s:.0f}s",
+              f"RPS {live.rps:5.1f}", f"p50 {p50} ms", f"p95 {p95} ms", f"requests {live.requests}",
+              f"errors {live.errors}", f"pods {live.pods}", f"moves {live.moves}")
+    bar = ProgressBar(total=live.duration_s, completed=min(live.elapsed_s, live.duration_s), width=60)
+    return Group(t, bar, *live.events)
+
+
+@app.command()
+def run(
+    ctx: typer.Context,
+    scenario: str = typer.Argument(..., help="A built-in scenario (see 'harness scenarios') or a scenario file."),
+    policy: str = typer.Option("reach,default", "--policy", help="Comma-separated policies, run one after another."),
+    app_file: Optional[Path] = typer.Option(None, "--app", help="App JSON (default: the scenario's app in workloads/)."),
+    profile: Optional[Path] = typer.Option(None, "--profile", help="Profile JSON (default: profiles/<app>.<testbed>.json)."),
+    repeat: int = typer.Option(1, "--repeat", min=1, help="Runs per policy; policies take turns within each repeat."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the load generator (repeat k uses seed+k-1)."),
+    model_dir: Path = typer.Option(Path("models"), "--model-dir", help="Where trained models are (<policy>-<app>.pt)."),
+    out: Path = typer.Option(Path("results"), "--out", help="Results folder; each session writes <utc>-<scenario>/ inside."),
+) -> None:
+    """Play a scenario live on the testbed for each policy: deploy the app (placed by the policy,
+    or by the default scheduler for learned reschedulers), drive Locust load from the client
+    node, inject the scenario's faults, self-heal, autoscale, and let the policy reschedule.
+    Every request, event and placement is written to the run directory as the run goes; a
+    comparison table across policies is printed at the end. Ctrl-C stops the load, recovers the
+    nodes and keeps the results."""
+    from rich.console import Console
+    from rich.live import Live
+
+    from harness.results.summary import COLUMNS, fmt, mean_rows
+    from harness.scenarios.session import prepare, run_session
+    from harness.testbed.open import open_cluster
+
+    state_dir = ctx.obj["state_dir"]
+    cluster = open_cluster(state_dir)
+    names = [p.strip() for p in policy.split(",") if p.strip()]
+    session = prepare(scenario, names, cluster.state, app_file, profile, model_dir, out)
+    console = Console()
+    console.print(f"{session.scenario.name}: {session.scenario.description}; policies {', '.join(names)} × {repeat}; "
+                  f"results in {session.out}")
+
+    def done(s: dict) -> None:
+        console.print(f"  {s['policy']} r{s['repeat']}: mean {fmt(s.get('mean_ms'))} ms, p95 {fmt(s.get('p95_ms'))} ms, "
+                      f"{s.get('requests', 0)} requests, {s.get('errors', 0)} errors, {s['moves']} moves, "
+                      f"recovery {fmt(s.get('recovery_s'))} s")
+
+    with Live(console=console, refresh_per_second=4, transient=True) as live:
+        rows = run_session(cluster, cluster.state, state_dir, session, repeat, seed,
+                           on_tick=lambda lv: live.update(_render(lv)), on_done=done)
+    from rich.table import Table
+
+    table = Table(title=f"{session.scenario.name}: comparison ({session.out / 'comparison.csv'})")
+    for c in COLUMNS:
+        table.add_column(c, justify="right")
+    for r in rows + mean_rows(rows):
+        table.add_row(*(fmt(r.get(c)) for c in COLUMNS))
+    console.print(table)

@@ -1,0 +1,1 @@
+"""Load generation: Locust, in library mode, in its own process inside the client node."""

@@ -1,0 +1,94 @@
+"""Start the Locust worker inside the client node, follow its request log, measure its CPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from harness.errors import TestbedError
+from harness.spec.scenario import Load
+from harness.testbed.cluster import Cluster, NodeProcess
+
+
+class LoadGenerator:
+    def __init__(self, cluster: Cluster, node: str, gateway: str, load: Load, duration_s: float, out: Path,
+                 seed: int | None, log: Path):
+        self.cluster, self.node, self.out, self.log = cluster, node, out, log
+        self.schedule = out.with_name("load-schedule.json")
+        self.ready = out.with_name("loadgen.started")
+        self.schedule.write_text(json.dumps({"mode": load.mode, "steps": [s.model_dump() for s in load.steps],
+                                             "duration_s": duration_s, "timeout_s": load.timeout_s}))
+        self.argv = [sys.executable, "-m", "harness.loadgen.worker", "--endpoints", str(cluster.endpoints_file.resolve()),
+                     "--service", gateway, "--schedule", str(self.schedule), "--out", str(out),
+                     "--ready", str(self.ready)]
+        if seed is not None:
+            self.argv += ["--seed", str(seed)]
+        self.proc: NodeProcess | None = None
+        self.cpu_seconds = 0.0
+
+    def start(self, timeout: float = 30) -> float:
+        """Start the worker and wait until Locust is set up; returns when the load began (Unix s)."""
+        self.ready.unlink(missing_ok=True)
+        self.proc = self.cluster.start_process(self.node, self.argv, log=self.log)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.ready.exists() and self.ready.read_text().endswith("\n"):
+                return float(self.ready.read_text())
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        tail = self.log.read_text(errors="replace")[-400:].strip() if self.log.exists() else "(no log)"
+        self.stop(timeout=2)
+        raise TestbedError(f"the load generator did not start on {self.node}: {tail}")
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def sample_cpu(self) -> None:
+        """CPU seconds the worker used so far (user + system), while it still runs."""
+        if self.proc is None:
+            return
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(") ", 1)[1].split()
+            self.cpu_seconds = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            pass
+
+    def stop(self, timeout: float = 10) -> int | None:
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.sample_cpu()
+            self.proc.terminate()
+            try:
+                return self.proc.wait(timeout)
+            except Exception:
+                self.proc.kill()
+                return self.proc.wait(5)
+        return self.proc.poll()
+
+
+class RequestTail:
+    """New complete rows of a growing request log, for the live display."""
+
+    def __init__(self, path: Path):
+        self.path, self.offset, self.header = path, 0, None
+
+    def read(self) -> list[list[str]]:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        end = data.rfind(b"\n")
+        if end < 0:
+            return []
+        self.offset += end + 1
+        rows = [line.split(",") for line in data[:end].decode(errors="replace").split("\n") if line]
+        if self.header is None and rows:
+            self.header, rows = rows[0], rows[1:]
+        return rows

@@ -1,0 +1,151 @@
+"""The load generator process: Locust in library mode inside the client node.
+
+    python -m harness.loadgen.worker --endpoints E.json --service GATEWAY --schedule S.json --out requests.csv
+
+Locust monkey-patches the process (gevent) at import, so this runs on its own, never imported
+by the harness. The schedule is a list of steps ``{"at_s", "value"}``: users (closed loop:
+FastHttpUser with no wait, REACH's best-effort generator) or requests per second (open loop:
+Poisson arrivals, each request in its own greenlet, so a slow reply never delays the next
+send). Every request becomes one CSV row as it completes: send time (Unix s), latency ms,
+status, bytes, error, the pod that answered. SIGTERM stops the load and flushes the log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import random
+import signal
+import sys
+import time
+from pathlib import Path
+
+import gevent  # noqa: I001  (locust patches on import; gevent first keeps the order explicit)
+from locust import LoadTestShape, constant, task
+from locust.contrib.fasthttp import FastHttpUser
+from locust.env import Environment
+
+from harness.workload.cell import API_PATH, Endpoints
+
+FIELDS = ("t_send", "latency_ms", "status", "bytes", "error", "pod")
+
+
+def value_at(steps: list[dict], t: float) -> float:
+    v = steps[0]["value"]
+    for s in steps:
+        if s["at_s"] <= t:
+            v = s["value"]
+    return v
+
+
+class RequestLog:
+    """Appends one row per finished request; flushed twice a second and on exit."""
+
+    def __init__(self, path: str):
+        self.f = open(path, "w", newline="")
+        self.w = csv.writer(self.f)
+        self.w.writerow(FIELDS)
+        self.f.flush()
+
+    def on_request(self, start_time, response_time, response_length, exception, response=None, **_):
+        status = getattr(response, "status_code", 0) or 0
+        pod = ""
+        if response is not None and getattr(response, "headers", None):
+            pod = response.headers.get("x-pod", "") or ""
+        error = "" if exception is None else f"{type(exception).__name__}: {exception}"[:200].replace("\n", " ")
+        self.w.writerow((f"{start_time:.6f}", f"{response_time:.3f}", status, response_length or 0, error, pod))
+
+    def flush_forever(self):
+        while True:
+            gevent.sleep(0.5)
+            self.f.flush()
+
+    def close(self):
+        self.f.flush()
+        self.f.close()
+
+
+def make_user(endpoints: Endpoints, service: str, mode: str, steps: list[dict], timeout: float, t0: list[float]):
+    class AppUser(FastHttpUser):
+        host = "http://gateway"  # unused: every request names its replica's address
+        wait_time = constant(0)
+        network_timeout = timeout
+        connection_timeout = min(timeout, 3.0)
+        concurrency = 64  # open loop: requests in flight at once on this user's pool
+
+        def _one(self):
+            target = endpoints.pick(service)
+            if target is None:  # no replica published (all lost): a failed request, then a short pause
+                self.environment.events.request.fire(request_type="GET", name=API_PATH, start_time=time.time(),
+                                                     response_time=0.0, response_length=0, response=None,
+                                                     context={}, exception=RuntimeError("no endpoint"))
+                gevent.sleep(0.1)
+                return
+            with self.client.get(f"http://{target}{API_PATH}", name=API_PATH, catch_response=True) as r:
+                if r.status_code != 200:
+                    r.failure(f"HTTP {r.status_code}")
+
+        @task
+        def request(self):
+            if mode == "closed":
+                self._one()
+                return
+            # open loop: Poisson arrivals at the scheduled rate, each in its own greenlet
+            while True:
+                rate = value_at(steps, time.monotonic() - t0[0])
+                if rate <= 0:
+                    gevent.sleep(0.1)
+                    continue
+                gevent.sleep(random.expovariate(rate))
+                gevent.spawn(self._one)
+
+    return AppUser
+
+
+def make_shape(mode: str, steps: list[dict], duration: float):
+    class Schedule(LoadTestShape):
+        def tick(self):
+            t = self.get_run_time()
+            if t >= duration:
+                return None
+            users = int(value_at(steps, t)) if mode == "closed" else 1
+            return users, 100.0
+
+    return Schedule()
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--endpoints", required=True, help="the endpoints file the cells read")
+    ap.add_argument("--service", required=True, help="the gateway service")
+    ap.add_argument("--schedule", required=True, help='JSON: {"mode", "steps", "duration_s", "timeout_s"}')
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--ready", help="file to write the load's start time (Unix s) into, once Locust is set up")
+    args = ap.parse_args(argv)
+    spec = json.loads(open(args.schedule).read())
+    random.seed(args.seed)
+    t0 = [time.monotonic()]
+    log = RequestLog(args.out)
+    endpoints = Endpoints(Path(args.endpoints))
+    user = make_user(endpoints, args.service, spec["mode"], spec["steps"], spec.get("timeout_s", 10.0), t0)
+    env = Environment(user_classes=[user], shape_class=make_shape(spec["mode"], spec["steps"], spec["duration_s"]))
+    env.events.request.add_listener(log.on_request)
+    runner = env.create_local_runner()
+    gevent.spawn(log.flush_forever)
+    gevent.signal_handler(signal.SIGTERM, lambda: runner.quit())
+    gevent.signal_handler(signal.SIGINT, lambda: runner.quit())
+    t0[0] = time.monotonic()
+    if args.ready:
+        Path(args.ready).write_text(f"{time.time():.6f}\n")
+    runner.start_shape()
+    # the shape stops the users at the end; quitting ends the runner (and this process)
+    gevent.spawn_later(spec["duration_s"], runner.quit)
+    runner.greenlet.join()
+    log.close()
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+"""One run's directory, written as the run goes (a crash or Ctrl-C keeps what was measured).
+
+    inputs/            app.json, scenario.yaml, testbed.yaml, profile.json, policy.json, harness.json
+    requests.csv       one row per request (the load generator writes it): t_send, latency_ms, status, bytes, error, pod
+    events.csv         t (Unix s), t_run (s since the load started), kind, detail (JSON)
+    placements.jsonl   the placement after every change, with the simulator's predicted latency
+    metrics.csv        per pod, every few seconds, from Prometheus: CPU cores, requests/s
+    summary.json       at the end (also after Ctrl-C, marked partial)
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import platform
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+REQUESTS, EVENTS, PLACEMENTS, METRICS, SUMMARY = "requests.csv", "events.csv", "placements.jsonl", "metrics.csv", "summary.json"
+EVENT_FIELDS = ("t", "t_run", "kind", "detail")
+METRIC_FIELDS = ("t", "t_run", "pod", "service", "node", "cpu_cores", "rps")
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def git_commit(repo: Path) -> str | None:
+    try:
+        out = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+class RunDir:
+    def __init__(self, path: Path):
+        self.path = path
+        (path / "inputs").mkdir(parents=True, exist_ok=True)
+        self.t0: float | None = None  # when the load started; events before it have no t_run
+        self._lock = threading.Lock()
+        self._events = open(path / EVENTS, "w", newline="")
+        self._ew = csv.writer(self._events)
+        self._ew.writerow(EVENT_FIELDS)
+        self._metrics = open(path / METRICS, "w", newline="")
+        self._mw = csv.writer(self._metrics)
+        self._mw.writerow(METRIC_FIELDS)
+        self._placements = open(path / PLACEMENTS, "w")
+        self.events: list[dict] = []
+
+    @property
+    def requests_file(self) -> Path:
+        return self.path / REQUESTS
+
+    # inputs ------------------------------------------------------------------
+    def save_input(self, name: str, text: str) -> None:
+        (self.path / "inputs" / name).write_text(text)
+
+    def copy_input(self, src: Path, name: str) -> None:
+        shutil.copyfile(src, self.path / "inputs" / name)
+
+    def save_policy(self, name: str, model: Path | None) -> None:
+        info = {"name": name, "model": str(model) if model else None, "model_sha256": sha256(model) if model else None}
+        self.save_input("policy.json", json.dumps(info, indent=1))
+
+    def save_harness(self, repo: Path, argv: list[str]) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            v = version("harness")
+        except PackageNotFoundError:
+            v = None
+        info = {"version": v, "git_commit": git_commit(repo), "python": platform.python_version(), "argv": argv}
+        self.save_input("harness.json", json.dumps(info, indent=1))
+
+    # as the run goes ---------------------------------------------------------
+    def since_start(self, t: float) -> float | None:
+        return None if self.t0 is None else round(t - self.t0, 3)
+
+    def event(self, kind: str, t: float | None = None, **detail) -> dict:
+        t = time.time() if t is None else t
+        row = {"t": round(t, 3), "t_run": self.since_start(t), "kind": kind, "detail": detail}
+        with self._lock:
+            self._ew.writerow((row["t"], row["t_run"], kind, json.dumps(detail, sort_keys=True)))
+            self._events.flush()
+            self.events.append(row)
+        return row
+
+    def placement(self, placement: dict[str, list[str]], predicted_ms: float | None, reason: str) -> None:
+        t = time.time()
+        with self._lock:
+            self._placements.write(json.dumps({"t": round(t, 3), "t_run": self.since_start(t), "reason": reason,
+                                               "predicted_ms": None if predicted_ms is None else round(predicted_ms, 3), "placement": placement}) + "\n")
+            self._placements.flush()
+
+    def metrics(self, rows: list[tuple]) -> None:
+        t = time.time()
+        with self._lock:
+            for r in rows:
+                self._mw.writerow((round(t, 3), self.since_start(t), *r))
+            self._metrics.flush()
+
+    def summary(self, summary: dict) -> None:
+        tmp = self.path / (SUMMARY + ".tmp")
+        tmp.write_text(json.dumps(summary, indent=1))
+        tmp.replace(self.path / SUMMARY)
+
+    def close(self) -> None:
+        with self._lock:
+            for f in (self._events, self._metrics, self._placements):
+                f.close()

@@ -1,0 +1,93 @@
+"""A run's summary from its request log and events, and the comparison across runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+COLUMNS = ("policy", "repeat", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "under_threshold", "rps", "errors",
+           "moves", "moved_share", "recovery_s")
+
+
+def read_requests(path: Path):
+    import pandas as pd
+
+    df = pd.read_csv(path, dtype={"error": "string", "pod": "string"}, keep_default_na=False)
+    return df
+
+
+def summarize(requests, t_start: float, t_end: float, warmup_s: float, threshold_ms: float) -> dict:
+    """Latency over successful requests sent after the warm-up; errors and the share under the
+    threshold over all of them (a failed request is not under any threshold)."""
+    df = requests[(requests.t_send >= t_start + warmup_s) & (requests.t_send <= t_end)]
+    ok = df[(df.status == 200) & (df.error == "")]
+    lat = ok.latency_ms.to_numpy(float)
+    span = max(1e-9, t_end - (t_start + warmup_s))
+
+    def q(p):
+        return round(float(np.percentile(lat, p)), 3) if len(lat) else None
+
+    return {
+        "requests": int(len(df)), "errors": int(len(df) - len(ok)),
+        "mean_ms": round(float(lat.mean()), 3) if len(lat) else None,
+        "p50_ms": q(50), "p95_ms": q(95), "p99_ms": q(99), "max_ms": round(float(lat.max()), 3) if len(lat) else None,
+        "under_threshold": round(float((lat < threshold_ms).sum() / len(df)), 4) if len(df) else None,
+        "threshold_ms": threshold_ms, "rps": round(len(ok) / span, 3), "window_s": round(span, 3),
+    }
+
+
+def errors_outside(requests, events: list[dict], t_start: float, t_end: float, warmup_s: float, settle_s: float = 15.0) -> int:
+    """Failed requests in steady state: after the warm-up and not within ``settle_s`` after a fault."""
+    df = requests[(requests.t_send >= t_start + warmup_s) & (requests.t_send <= t_end)]
+    bad = df[(df.status != 200) | (df.error != "")]
+    faults = [e["t"] for e in events if e["kind"] in ("node-failure", "pod-kill", "latency", "node-recovery")]
+    keep = np.ones(len(bad), bool)
+    for t in faults:
+        keep &= ~((bad.t_send.to_numpy() >= t - 1) & (bad.t_send.to_numpy() <= t + settle_s))
+    return int(keep.sum())
+
+
+def write_comparison(rows: list[dict], out: Path) -> str:
+    """CSV and Markdown of one row per run, plus the mean per policy; returns the Markdown."""
+    import csv
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.with_suffix(".csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    for r in rows + mean_rows(rows):
+        lines.append("| " + " | ".join(fmt(r.get(c)) for c in COLUMNS) + " |")
+    md = "\n".join(lines) + "\n"
+    out.with_suffix(".md").write_text(md)
+    return md
+
+
+def mean_rows(rows: list[dict]) -> list[dict]:
+    """One 'mean' row per policy that ran more than once."""
+    out = []
+    for policy in dict.fromkeys(r["policy"] for r in rows):
+        mine = [r for r in rows if r["policy"] == policy]
+        if len(mine) < 2:
+            continue
+        m = {"policy": policy, "repeat": "mean"}
+        for c in COLUMNS[2:]:
+            vals = [r[c] for r in mine if isinstance(r.get(c), (int, float))]
+            m[c] = float(np.mean(vals)) if vals else None
+        out.append(m)
+    return out
+
+
+def fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.3f}" if abs(v) < 10 else f"{v:.1f}"
+    return str(v)
+
+
+def load_summary(run: Path) -> dict:
+    return json.loads((run / "summary.json").read_text())

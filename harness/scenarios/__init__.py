@@ -1,0 +1,1 @@
+"""Built-in scenario files (*.yaml) and the live run that plays them."""

@@ -1,0 +1,391 @@
+"""One live run of a scenario with one policy: deploy, load, faults, self-healing, autoscaling,
+rescheduling, and the run directory written as it goes.
+
+Threads: the main one plays the timeline (load, faults, crash watch, display); one each for
+the rescheduler, the autoscaler and the metrics pull. Every change of pods holds ``lock``, so
+a move, a self-healing placement and a scale-up never decide on a stale view of each other.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from harness import faults
+from harness.autoscaler import HPA
+from harness.errors import TestbedError
+from harness.loadgen.process import LoadGenerator, RequestTail
+from harness.metrics import Metrics
+from harness.rescheduler import Lineage, LiveView, initial_placement, moved_share, place_new, reschedule
+from harness.results import summary as summ
+from harness.results.rundir import RunDir
+from harness.spec.app import App
+from harness.spec.profile import Profile
+from harness.spec.scenario import Scenario
+from harness.spec.testbed_state import TestbedState
+from harness.testbed.cluster import Cluster
+from harness.testbed.pods import Pod, deploy, undeploy
+
+
+@dataclass
+class Plan:
+    scenario: Scenario
+    app: App  # replicas already as the scenario asks
+    profile: Profile
+    state: TestbedState
+    policy_name: str
+    policy: object
+    seed: int | None = None
+    repeat: int = 1
+
+
+@dataclass
+class Live:
+    """What the display shows; updated by the main loop."""
+
+    policy: str
+    repeat: int
+    duration_s: float
+    elapsed_s: float = 0.0
+    requests: int = 0
+    errors: int = 0
+    rps: float = 0.0
+    p50_ms: float | None = None
+    p95_ms: float | None = None
+    moves: int = 0
+    pods: int = 0
+    events: list[str] = field(default_factory=list)
+
+
+class LiveRun:
+    def __init__(self, cluster: Cluster, plan: Plan, out: RunDir, on_tick: Callable[[Live], None] | None = None):
+        self.cluster, self.plan, self.out = cluster, plan, out
+        self.on_tick = on_tick or (lambda live: None)
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.lineage = Lineage()
+        self.view = LiveView(plan.app, plan.profile, plan.state, cluster)
+        policy = plan.policy
+        if getattr(policy, "moves", False):
+            from harness.policies.heuristics import DefaultArgs, KubeDefault
+
+            self.placer = KubeDefault(DefaultArgs())  # learned reschedulers: the default scheduler places
+        else:
+            self.placer = policy
+        self.live = Live(plan.policy_name, plan.repeat, plan.scenario.duration_s)
+        self.failed_nodes: list[str] = []
+        self.rtt_before = cluster.rtt_configured()
+        self.latency_changed = False
+        self.fault_log: list[dict] = []
+        self.moves = 0
+        self.pods_at_start = 0
+        self.threads: list[threading.Thread] = []
+        self.healing: set[float] = set()  # faults whose self-healing is under way; the rescheduler waits
+
+    # -------------------------------------------------------------- events
+    def event(self, kind: str, **detail) -> None:
+        row = self.out.event(kind, **detail)
+        short = ", ".join(f"{k}={v}" for k, v in detail.items() if k in ("pod", "nodes", "target", "service", "to", "seconds"))
+        when = f"{row['t_run']:7.1f}s" if row["t_run"] is not None else "  start "
+        self.live.events = (self.live.events + [f"{when} {kind} {short}"])[-6:]
+
+    def record_placement(self, reason: str) -> None:
+        self.out.placement(self.view.placement(), self.view.predicted_ms(), reason)
+
+    # -------------------------------------------------------------- phases
+    def deploy(self) -> None:
+        sc = self.plan.scenario
+        replicas = {s: spec.replicas for s, spec in self.plan.app.services.items()}
+        placement = initial_placement(self.placer, self.view, replicas)
+        pods = deploy(self.cluster, self.plan.app, placement)
+        for p in pods:
+            self.lineage.add(p)
+        self.pods_at_start = len(pods)
+        self.event("deploy", placement=placement, placed_by=getattr(self.placer, "name", "?"), scenario=sc.name)
+        self.record_placement("deploy")
+
+    def heal(self, lost: list[Pod], t_fault: float, label: str) -> None:
+        """Kubernetes' self-healing: the lost pods again, placed by the placer on the nodes left."""
+        if not lost:
+            return
+        ready = place_new(self.placer, self.view, [p.service for p in lost], self.lock, self.event, self.lineage, label)
+        took = time.time() - t_fault
+        self.event("healed", reason=label, pods=[p.name for p in ready], nodes=[p.node for p in ready],
+                   lost=len(lost), seconds=round(took, 3))
+        for f in self.fault_log:
+            if f["t"] == t_fault:
+                f["healed_s"] = round(took, 3) if len(ready) == len(lost) else None
+        self.record_placement(label)
+
+    def _heal_then_release(self, lost: list[Pod], t: float) -> None:
+        try:
+            self.heal(lost, t, "self-healing")
+        finally:
+            self.healing.discard(t)
+
+    def inject(self, fault, scheduled: float) -> None:
+        t = time.time()
+        did = faults.inject(self.cluster, fault)
+        entry = {"kind": fault.kind, "t": t, "scheduled_s": fault.at_s, "actual_s": round(t - self.out.t0, 3),
+                 "late_s": round(t - scheduled, 3)}
+        if fault.kind == "node-failure":
+            lost = did.pop("lost")
+            self.healing.add(t)  # before the heal thread starts: no new move may slip in between
+            self.failed_nodes += did["nodes"]
+            did["lost"] = [p.name for p in lost]
+            entry["healed_s"] = None
+            self.fault_log.append(entry)
+            self.event("node-failure", **did, late_s=entry["late_s"])
+            self.record_placement("node-failure")
+            self.spawn(lambda: self._heal_then_release(lost, t), "heal")
+            return
+        if fault.kind == "node-recovery":
+            self.failed_nodes = [n for n in self.failed_nodes if n not in did["nodes"]]
+        if fault.kind == "latency":
+            self.latency_changed = True
+            self.spawn(self._relearn_topology, "topology")
+        self.fault_log.append(entry)
+        self.event(fault.kind, **did, late_s=entry["late_s"])
+
+    def _relearn_topology(self) -> None:
+        with self.lock:  # not while a move decides on the old RTTs
+            self.view.refresh()
+        self.record_placement("latency")
+
+    def watch_crashes(self) -> None:
+        """A crashed cell is an error for its callers until the harness replaces it on its node
+        (as kubelet restarts a container); the run goes on. Checked under the lock: a pod a
+        move is stopping is not a crash."""
+        crashed = []
+        with self.lock:
+            for pod in self.cluster.pods():
+                if not self.cluster.pod_alive(pod) and self.cluster.node_up(pod.node):
+                    self.cluster.stop_pod(pod, drain_seconds=0)
+                    crashed.append(pod)
+            if crashed:
+                self.cluster.publish()
+        for pod in crashed:
+            self.event("pod-crashed", pod=pod.name, service=pod.service, node=pod.node)
+            self._restart(pod, time.time())
+
+    def crash_loop(self) -> None:
+        while not self.stop.wait(1.0):
+            self.watch_crashes()
+
+    def _restart(self, pod: Pod, t: float) -> None:
+        ready = place_new(self.placer, self.view, [pod.service], self.lock, self.event, self.lineage, "restart",
+                          prefer=[pod.node])
+        if ready:
+            self.lineage.root[ready[0].name] = self.lineage.root.get(pod.name, pod.name)  # a restart, not a move
+            self.event("restarted", pod=ready[0].name, service=pod.service, node=ready[0].node,
+                       seconds=round(time.time() - t, 3))
+
+    # -------------------------------------------------------------- background loops
+    def spawn(self, fn: Callable[[], None], name: str) -> None:
+        def guarded():
+            try:
+                fn()
+            except Exception as exc:  # a failing helper must not kill the run; it is an event
+                self.event("error", where=name, error=f"{type(exc).__name__}: {exc}"[:300])
+        th = threading.Thread(target=guarded, name=name, daemon=True)
+        th.start()
+        self.threads.append(th)
+
+    def rescheduler_loop(self) -> None:
+        rs = self.plan.scenario.rescheduler
+        if self.stop.wait(rs.start_s):
+            return
+        while not self.stop.is_set():
+            if self.healing:
+                if self.stop.wait(0.5):
+                    return
+                continue
+            n = reschedule(self.plan.policy, self.view, self.lock, rs.max_moves, self.event, self.lineage,
+                           lambda: self.stop.is_set() or bool(self.healing))
+            if n:
+                self.moves += n
+                self.live.moves = self.moves
+                self.record_placement("reschedule")
+            if self.stop.wait(rs.period_s):
+                return
+
+    def autoscaler_loop(self) -> None:
+        cfg = self.plan.scenario.autoscaling
+        hpa, metrics = HPA(cfg, self.plan.app), Metrics(self.plan.state.prometheus_url)
+        while not self.stop.wait(cfg.period_s):
+            try:
+                cpu = metrics.pod_cpu_cores(cfg.window)
+            except Exception as exc:
+                self.event("autoscaler-error", error=str(exc)[:200])
+                continue
+            pods = self.cluster.pods()
+            for service in self.plan.app.services:
+                mine = [p for p in pods if p.service == service]
+                d = hpa.desired(service, mine, cpu)
+                if d is None or d.desired == d.current:
+                    continue
+                self.event("scale", service=service, to=d.desired, current=d.current, utilisation=round(d.utilisation, 3))
+                if d.desired > d.current:
+                    place_new(self.placer, self.view, [service] * (d.desired - d.current), self.lock, self.event,
+                              self.lineage, "scale-up")
+                else:
+                    for p in mine[d.desired:][::-1]:
+                        with self.lock:
+                            self.cluster.retire_pod(p)
+                            self.cluster.publish()
+                        self.cluster.stop_pod(p)
+                self.record_placement("scale")
+
+    def metrics_loop(self, period: float = 5.0) -> None:
+        metrics = Metrics(self.plan.state.prometheus_url)
+        while not self.stop.wait(period):
+            try:
+                cpu, rps = metrics.pod_cpu_cores(), metrics.pod_requests_per_second()
+            except Exception:
+                continue  # Prometheus busy: the next pull covers it
+            rows = [(p.name, p.service, p.node, round(cpu.get(p.name, float("nan")), 4), round(rps.get(p.name, float("nan")), 3))
+                    for p in self.cluster.pods()]
+            self.out.metrics(rows)
+
+    # -------------------------------------------------------------- the run
+    def run(self) -> dict:
+        sc = self.plan.scenario
+        started = time.time()
+        partial = True
+        load = None
+        try:
+            self.deploy()
+            load = LoadGenerator(self.cluster, self.client_node(), self.plan.app.gateway, sc.load, sc.duration_s,
+                                 self.out.requests_file, self.plan.seed, self.out.path / "loadgen.log")
+            self.out.t0 = load.start()
+            self.event("load-start", mode=sc.load.mode, steps=[s.model_dump() for s in sc.load.steps])
+            self.spawn(self.rescheduler_loop, "rescheduler")
+            self.spawn(self.metrics_loop, "metrics")
+            self.spawn(self.crash_loop, "crash-watch")
+            if sc.autoscaling.enabled:
+                self.spawn(self.autoscaler_loop, "autoscaler")
+            self.timeline(load)
+            partial = False
+        finally:
+            self.stop.set()
+            if load is not None:
+                load.stop()
+            for th in self.threads:
+                th.join(timeout=30)
+            summary = self.summarize(load, started, partial)
+            self.cleanup()
+        return summary
+
+    def timeline(self, load: LoadGenerator) -> None:
+        sc = self.plan.scenario
+        due = sorted(sc.faults, key=lambda f: f.at_s)
+        tail = RequestTail(self.out.requests_file)
+        recent: list[tuple[float, float, bool]] = []  # (t_send, latency_ms, ok)
+        lat: list[float] = []
+        while True:
+            now = time.time()
+            elapsed = now - self.out.t0
+            while due and elapsed >= due[0].at_s:
+                f = due.pop(0)
+                self.inject(f, self.out.t0 + f.at_s)
+            for row in tail.read():
+                try:
+                    t, ms, ok = float(row[0]), float(row[1]), row[2] == "200"
+                except (ValueError, IndexError):
+                    continue
+                recent.append((t, ms, ok))
+                self.live.requests += 1
+                self.live.errors += not ok
+                if ok and t >= self.out.t0 + sc.warmup_s:
+                    lat.append(ms)
+            recent = [r for r in recent if r[0] >= now - 10]
+            self.live.elapsed_s = elapsed
+            self.live.rps = sum(1 for r in recent if r[0] >= now - 5) / 5.0
+            if lat:
+                self.live.p50_ms, self.live.p95_ms = (float(x) for x in np.percentile(lat, [50, 95]))
+            self.live.pods = len(self.cluster.pods())
+            self.on_tick(self.live)
+            load.sample_cpu()
+            if elapsed >= sc.duration_s + 1 or not load.running():
+                if not load.running() and elapsed < sc.duration_s:
+                    self.event("loadgen-exited", code=load.proc.poll() if load.proc else None)
+                return
+            time.sleep(0.2)
+
+    def client_node(self) -> str:
+        for n in self.cluster.nodes:
+            if n.tier == "client" and self.cluster.node_up(n.name):
+                return n.name
+        raise TestbedError("the testbed has no client node up to run the load generator on")
+
+    def summarize(self, load: LoadGenerator | None, started: float, partial: bool) -> dict:
+        sc = self.plan.scenario
+        if self.out.t0 is None:  # stopped before the load began
+            self.out.t0 = time.time()
+            load = None
+        t_end = min(time.time(), self.out.t0 + sc.duration_s)
+        base = {"scenario": sc.name, "policy": self.plan.policy_name, "repeat": self.plan.repeat, "seed": self.plan.seed,
+                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), "partial": partial,
+                "duration_s": sc.duration_s, "warmup_s": sc.warmup_s, "pods_at_start": self.pods_at_start,
+                "moves": self.moves, "moved_share": round(moved_share(self.lineage, self.pods_at_start), 4),
+                "faults": [{k: v for k, v in f.items() if k != "t"} for f in self.fault_log]}
+        healed = [f.get("healed_s") for f in self.fault_log if f["kind"] == "node-failure"]
+        base["recovery_s"] = max(healed) if healed and all(h is not None for h in healed) else None
+        base["scale_events"] = sum(1 for e in self.out.events if e["kind"] == "scale")
+        try:
+            req = summ.read_requests(self.out.requests_file)
+            stats = summ.summarize(req, self.out.t0, t_end, sc.warmup_s, sc.threshold_ms)
+            stats["steady_state_errors"] = summ.errors_outside(req, self.out.events, self.out.t0, t_end, sc.warmup_s)
+        except (FileNotFoundError, ValueError, KeyError) as exc:
+            stats = {"error": f"no request log: {exc}"}
+        base.update(stats)
+        if load is not None:
+            run_s = max(1e-9, t_end - self.out.t0)
+            users = time_weighted_users(sc, t_end - self.out.t0) if sc.load.mode == "closed" else None
+            mean = stats.get("mean_ms")
+            base["loadgen"] = {"cpu_seconds": round(load.cpu_seconds, 3), "cpu_share": round(load.cpu_seconds / run_s, 4),
+                               "mode": sc.load.mode, "users_mean": users,
+                               # Little's law: with no think time a closed loop of U users can send at most
+                               # U / latency; achieved / that near 1 means the generator adds no delay
+                               "littles_law_rps": round(users * 1000 / mean, 3) if users and mean else None}
+            if base["loadgen"]["littles_law_rps"]:
+                base["loadgen"]["efficiency"] = round(stats["rps"] / base["loadgen"]["littles_law_rps"], 4)
+        self.out.summary(base)
+        return base
+
+    def cleanup(self) -> None:
+        """Leave the testbed as the run found it: no pods, every node up, the RTTs as configured."""
+        try:
+            undeploy(self.cluster)
+        except Exception as exc:
+            self.event("cleanup-error", step="undeploy", error=str(exc)[:200])
+        for n in self.failed_nodes:
+            self.cluster.recover_node(n)
+        if self.latency_changed:
+            now = self.cluster.rtt_configured()
+            for a, row in self.rtt_before.items():
+                for b, v in row.items():
+                    if a < b and now[a][b] != v:
+                        self.cluster.set_latency(a, b, v)
+        self.out.close()
+
+
+def time_weighted_users(sc: Scenario, span: float) -> float:
+    """Mean scheduled users over [warm-up, span]."""
+    t0, total = sc.warmup_s, 0.0
+    steps = sc.load.steps
+    for i, s in enumerate(steps):
+        a = max(s.at_s, t0)
+        b = min(steps[i + 1].at_s if i + 1 < len(steps) else span, span)
+        if b > a:
+            total += s.value * (b - a)
+    return round(total / max(1e-9, span - t0), 4)
+
+
+def run_dir_name(base: Path, policy: str, repeat: int) -> Path:
+    return base / f"{policy}-r{repeat}"

@@ -1,0 +1,131 @@
+"""``harness run``: a scenario with several policies, repeated, on one testbed.
+
+Policies take turns within each repeat (a, b, a, b, ...), so a slow drift of the host's speed
+falls on every policy alike; each run starts from a clean testbed (no pods, every node up, the
+RTTs as configured). Results: ``<out>/<utc>-<scenario>/<policy>-r<k>/`` per run, and
+``comparison.csv`` / ``comparison.md`` beside them, rewritten after every run.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from harness.errors import UserError
+from harness.results import summary as summ
+from harness.results.rundir import RunDir
+from harness.scenarios.live import Live, LiveRun, Plan
+from harness.spec.app import App, app_to_json, load_app
+from harness.spec.profile import Profile, load_profile
+from harness.spec.scenario import Scenario, app_path, load_scenario
+from harness.spec.testbed_state import state_path
+from harness.testbed.cluster import Cluster
+
+REPO = Path(__file__).resolve().parents[2]
+LEARNED = ("reach", "rsdql")
+
+
+@dataclass
+class Session:
+    scenario: Scenario
+    scenario_file: str
+    app: App
+    app_file: Path
+    profile: Profile
+    profile_file: Path
+    policies: dict[str, tuple[object, Path | None]]  # name -> (policy, model file)
+    out: Path
+
+
+def with_replicas(app: App, replicas: int | None) -> App:
+    if replicas is None:
+        return app
+    services = {n: s.model_copy(update={"replicas": replicas}) for n, s in app.services.items()}
+    return app.model_copy(update={"services": services})
+
+
+def find_workload(scenario: Scenario, override: Path | None) -> Path:
+    if override:
+        return override
+    for base in (Path("workloads"), REPO / "workloads"):
+        p = app_path(scenario, base)
+        if p.exists():
+            return p
+    return app_path(scenario, Path("workloads"))
+
+
+def find_profile(app: App, testbed: str, override: Path | None) -> Path:
+    if override:
+        return override
+    for base in (Path("profiles"), REPO / "profiles"):
+        p = base / f"{app.name}.{testbed}.json"
+        if p.exists():
+            return p
+    raise UserError(f"no profile of '{app.name}' for testbed '{testbed}' (looked for profiles/{app.name}.{testbed}.json); "
+                    f"make it with: harness profile workloads/{app.name}.json", field="--profile")
+
+
+def build_policies(names: list[str], app: App, app_file: Path, profile_file: Path, model_dir: Path) -> dict:
+    from harness.policies import build, names as known
+
+    out = {}
+    for n in names:
+        if n not in known():
+            raise UserError(f"unknown policy {n!r} (known: {', '.join(known())})", field="--policy")
+        if n in LEARNED:
+            model = model_dir / f"{n}-{app.name}.pt"
+            if not model.exists():
+                raise UserError(f"no trained {n} model at {model}; make it with: harness train --app {app_file} "
+                                f"--profile {profile_file} --policy {n} --out {model_dir}", field="--policy")
+            out[n] = (build(n, model=str(model)), model)
+        else:
+            out[n] = (build(n), None)
+    return out
+
+
+def prepare(scenario_ref: str, policies: list[str], state, app_override: Path | None, profile_override: Path | None,
+            model_dir: Path, results: Path) -> Session:
+    sc, sc_file = load_scenario(scenario_ref)
+    app_file = find_workload(sc, app_override)
+    app = with_replicas(load_app(app_file), sc.replicas)
+    for i, f in enumerate(sc.faults):
+        if f.kind == "pod-kill" and f.service not in app.services:
+            raise UserError(f"unknown service {f.service!r}", source=sc_file, field=f"faults[{i}].service")
+    profile_file = find_profile(app, state.name, profile_override)
+    profile = load_profile(profile_file)
+    built = build_policies(policies, app, app_file, profile_file, model_dir)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return Session(sc, sc_file, app, app_file, profile, profile_file, built, results / f"{stamp}-{sc.name}")
+
+
+def run_session(cluster: Cluster, state, state_dir: Path, session: Session, repeats: int, seed: int | None,
+                on_tick: Callable[[Live], None] | None = None, on_done: Callable[[dict], None] | None = None) -> list[dict]:
+    from harness.rescheduler import LiveView, check_model_fits
+
+    if cluster.pods():
+        raise UserError("an app is deployed; 'harness undeploy' first, so every policy starts from the same testbed")
+    view = LiveView(session.app, session.profile, state, cluster)
+    for name, (policy, _) in session.policies.items():
+        check_model_fits(policy, view, name)
+    rows: list[dict] = []
+    for r in range(1, repeats + 1):
+        for name, (policy, model) in session.policies.items():
+            out = RunDir(session.out / f"{name}-r{r}")
+            out.save_input("app.json", app_to_json(session.app))
+            out.copy_input(Path(session.scenario_file), "scenario.yaml")
+            out.copy_input(state_path(state_dir), "testbed.yaml")
+            out.copy_input(session.profile_file, "profile.json")
+            out.save_policy(name, model)
+            out.save_harness(REPO, sys.argv)
+            plan = Plan(session.scenario, session.app, session.profile, state, name, policy,
+                        seed=None if seed is None else seed + r - 1, repeat=r)
+            summary = LiveRun(cluster, plan, out, on_tick).run()
+            summary["run_dir"] = str(out.path)
+            rows.append(summary)
+            summ.write_comparison(rows, session.out / "comparison")
+            if on_done:
+                on_done(summary)
+    return rows

@@ -1,0 +1,85 @@
+"""The Locust worker, for real, against real cells on loopback: closed loop adds no think time,
+open loop keeps its Poisson rate whatever the replies do, SIGTERM flushes the log."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.workload.test_cell import cells  # noqa: F401  (fixture)
+
+SLEEPY = {"name": "t", "gateway": "a", "services": {"a": {"internal_service": {"loader": {
+    "sleep_stress": {"run": True, "sleep_time": 0.1}, "mean_response_size": 1}}}}}
+
+
+@pytest.fixture
+def workers():
+    started = []
+    yield started
+    for p in started:  # a failed test must not leave a load generator running
+        if p.poll() is None:
+            p.kill()
+            p.wait(5)
+
+
+def run_worker(started, tmp_path, endpoints, mode, steps, duration, extra=()):
+    sched = tmp_path / "schedule.json"
+    sched.write_text(json.dumps({"mode": mode, "steps": steps, "duration_s": duration, "timeout_s": 5}))
+    out, ready = tmp_path / "requests.csv", tmp_path / "started"
+    p = subprocess.Popen([sys.executable, "-m", "harness.loadgen.worker", "--endpoints", str(endpoints), "--service", "a",
+                          "--schedule", str(sched), "--out", str(out), "--ready", str(ready), "--seed", "3", *extra],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    started.append(p)
+    return p, out, ready
+
+
+def test_closed_loop_user_sends_the_next_request_as_soon_as_the_last_returns(cells, workers, tmp_path):
+    c = cells(SLEEPY)
+    ports = [c.start("a"), c.start("a")]
+    c.publish({"a": ports})
+    p, out, ready = run_worker(workers, tmp_path, c.endpoints, "closed", [{"at_s": 0, "value": 1}], 4)
+    assert p.wait(60) == 0, p.stdout.read().decode()[-2000:]
+    assert ready.exists()
+    df = pd.read_csv(out, keep_default_na=False)
+    assert (df.status == 200).all() and len(df) >= 20  # ~100 ms each for ~4 s
+    gaps = df.t_send.shift(-1) - (df.t_send + df.latency_ms / 1000)
+    assert gaps.dropna().median() < 0.005  # no think time: the generator adds under 5 ms
+    assert set(df.pod) == {f"a-{port}" for port in ports}  # round-robin over both replicas
+
+
+def test_open_loop_keeps_its_rate_when_replies_are_slow(cells, workers, tmp_path):
+    c = cells(SLEEPY)
+    c.publish({"a": [c.start("a")]})
+    rate, duration = 40, 5
+    p, out, _ = run_worker(workers, tmp_path, c.endpoints, "open", [{"at_s": 0, "value": rate}], duration)
+    assert p.wait(60) == 0, p.stdout.read().decode()[-2000:]
+    df = pd.read_csv(out, keep_default_na=False)
+    # a closed loop would manage ~10/s against 100 ms replies; Poisson at 40/s gives ~200 in 5 s
+    assert 130 <= len(df) <= 270, len(df)
+    ends = df.t_send + df.latency_ms / 1000
+    in_flight = [((df.t_send <= t) & (ends > t)).sum() for t in df.t_send]
+    assert np.max(in_flight) >= 3  # sends did not wait for replies
+    assert (df.status == 200).mean() > 0.99
+
+
+def test_sigterm_stops_the_load_and_keeps_the_log(cells, workers, tmp_path):
+    c = cells(SLEEPY)
+    c.publish({"a": [c.start("a")]})
+    p, out, ready = run_worker(workers, tmp_path, c.endpoints, "closed", [{"at_s": 0, "value": 1}], 60)
+    deadline = time.monotonic() + 30
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(2)
+    t = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(20) == 0
+    assert time.monotonic() - t < 10
+    df = pd.read_csv(out, keep_default_na=False)
+    assert len(df) >= 5 and (df.status == 200).all()

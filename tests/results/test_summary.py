@@ -1,0 +1,40 @@
+"""Run summaries from a request log."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from harness.results.summary import errors_outside, mean_rows, summarize
+
+
+def log(rows):
+    return pd.DataFrame(rows, columns=["t_send", "latency_ms", "status", "bytes", "error", "pod"])
+
+
+def test_latency_stats_over_successes_after_warmup():
+    rng = np.random.default_rng(0)
+    lat = rng.uniform(100, 400, 200)
+    rows = [(100 + i * 0.25, lat[i], 200, 10, "", "p") for i in range(200)]
+    rows[50] = (100 + 50 * 0.25, 9999.0, 0, 0, "ConnectionError", "")
+    df = log(rows)
+    s = summarize(df, t_start=100, t_end=150, warmup_s=5, threshold_ms=250)
+    kept = [r for r in rows if r[0] >= 105]
+    ok = np.array([r[1] for r in kept if r[2] == 200])
+    assert s["requests"] == len(kept) and s["errors"] == 1
+    assert abs(s["mean_ms"] - ok.mean()) < 1e-3 and abs(s["p95_ms"] - np.percentile(ok, 95)) < 1e-3
+    assert abs(s["under_threshold"] - (ok < 250).sum() / len(kept)) < 1e-4
+    assert abs(s["rps"] - len(ok) / 45) < 1e-3
+
+
+def test_errors_right_after_a_fault_are_not_steady_state():
+    df = log([(10, 1, 0, 0, "x", ""), (30, 1, 0, 0, "x", ""), (31, 5, 200, 1, "", "p")])
+    events = [{"t": 29.5, "kind": "node-failure"}]
+    assert errors_outside(df, events, t_start=0, t_end=100, warmup_s=5) == 1  # the one at 10 s
+
+
+def test_mean_rows_only_for_repeated_policies():
+    rows = [{"policy": "a", "repeat": 1, "mean_ms": 10.0}, {"policy": "a", "repeat": 2, "mean_ms": 20.0},
+            {"policy": "b", "repeat": 1, "mean_ms": 5.0}]
+    m = mean_rows(rows)
+    assert len(m) == 1 and m[0]["policy"] == "a" and m[0]["mean_ms"] == 15.0
