@@ -109,15 +109,46 @@ class Lineage:
         self.moved.add(self.root[new.name])
 
 
+class CycleGuard:
+    """Stops a policy going round in circles. A deterministic policy can propose A -> B in one
+    placement and B -> A in the next, forever (seen live: 40 moves of one replica between two
+    edge nodes). A move that would bring back a placement already held since the last change
+    the rescheduler did not make (a failure, self-healing, scaling) is not applied, and the
+    round ends. Used alike by the live loop and ``harness evaluate``."""
+
+    def __init__(self, dyn: Dynamics):
+        self.dyn = dyn
+        self.seen: set[bytes] = set()
+        self.last: bytes | None = None
+
+    def key(self, st: Batch, b: int = 0) -> bytes:
+        return self.dyn.counts(st.node[b:b + 1]).astype(np.int16).tobytes()
+
+    def start(self, st: Batch, b: int = 0) -> None:
+        k = self.key(st, b)
+        if k != self.last:  # someone else changed the pods: a new start
+            self.seen = {k}
+            self.last = k
+
+    def allows(self, st_after: Batch, b: int = 0) -> bool:
+        return self.key(st_after, b) not in self.seen
+
+    def moved(self, st_after: Batch, b: int = 0) -> None:
+        self.last = self.key(st_after, b)
+        self.seen.add(self.last)
+
+
 def reschedule(policy, view: LiveView, lock: threading.Lock, max_moves: int, on_event: Event,
-               lineage: Lineage, should_stop: Callable[[], bool] = lambda: False) -> int:
+               lineage: Lineage, should_stop: Callable[[], bool] = lambda: False, guard: CycleGuard | None = None) -> int:
     """One round: moves until the policy idles, the cap, a failed move, or ``should_stop()``
     (the run ends, or self-healing waits: rescheduling comes after it, as in REACH §VII-D)."""
     if max_moves <= 0 or not getattr(policy, "moves", False):
         return 0
     moves = 0
+    guard = guard or CycleGuard(view.dyn)
     with lock:
         st, _ = view.snapshot()
+        guard.start(st)
         if hasattr(policy, "prepare") and not policy.prepare(view.dyn, st, 0):
             on_event("reschedule-skipped", reason="the policy cannot handle this size")
             return 0
@@ -134,6 +165,9 @@ def reschedule(policy, view: LiveView, lock: threading.Lock, max_moves: int, on_
                 break
             before = float(st.latency[0])
             st.node[0, slot] = node_idx
+            if not guard.allows(st):
+                on_event("cycle-stopped", pod=pod.name, service=pod.service, source=pod.node, target=target)
+                break
             after = float(view.dyn.latency(st)[0])
             t = time.monotonic()
             try:
@@ -143,6 +177,7 @@ def reschedule(policy, view: LiveView, lock: threading.Lock, max_moves: int, on_
                          error=str(exc)[:200])
                 break
             lineage.replaced(pod, new)
+            guard.moved(st)
             moves += 1
             on_event("move", pod=pod.name, new_pod=new.name, service=pod.service, source=pod.node, target=target,
                      predicted_before_ms=round(before, 2), predicted_after_ms=round(after, 2),
@@ -210,6 +245,9 @@ def initial_placement(placer, view: LiveView, replicas: dict[str, int]) -> dict[
     return {s: out[s] for s in replicas}
 
 
-def moved_share(lineage: Lineage, pods_at_start: int) -> float:
-    return len(lineage.moved) / pods_at_start if pods_at_start else 0.0
+def moved_share(lineage: Lineage) -> float:
+    """Share of the pods the run had (at deployment, or created by self-healing and scaling;
+    a moved or restarted pod counts as the pod it replaced) that the rescheduler moved."""
+    pods = set(lineage.root.values())
+    return len(lineage.moved) / len(pods) if pods else 0.0
 

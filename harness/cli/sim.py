@@ -51,7 +51,8 @@ def predict(
         print(f"call {e['caller']} -> {e['callee']}: D_S {e['D_S_ms']:.2f} ms")
 
 
-def _dynamics(app_file: Path, profile: Path, testbed: Optional[Path], move_penalty: float = 2.0):
+def _dynamics(app_file: Path, profile: Path, testbed: Optional[Path], move_penalty: float = 2.0,
+              failed_at_start: float = 0.0):
     from harness.sim.ceenv import Dynamics, EnvConfig
     from harness.sim.topology import model_for
     from harness.spec.app import load_app
@@ -62,7 +63,8 @@ def _dynamics(app_file: Path, profile: Path, testbed: Optional[Path], move_penal
     a = load_app(app_file)
     prof = load_profile(profile)
     state = load_model(TestbedState, testbed) if testbed else None
-    return a, prof, Dynamics(model_for(a, prof, state, source=str(profile)), EnvConfig(move_penalty=move_penalty))
+    return a, prof, Dynamics(model_for(a, prof, state, source=str(profile)), EnvConfig(move_penalty=move_penalty,
+                                                                                            failed_at_start=failed_at_start))
 
 
 @app.command()
@@ -74,6 +76,10 @@ def train(
     steps: int = typer.Option(300_000, help="Environment steps."),
     seed: int = typer.Option(1, help="Seed of the environments and the network."),
     move_penalty: float = typer.Option(2.0, min=0, help="Reward penalty per move (REACH eq. 11; Table V: 2)."),
+    ent_coef: float = typer.Option(0.0, "--ent-coef", min=0, help="PPO entropy coefficient (reach only; Table V: 0)."),
+    failed_at_start: float = typer.Option(0.0, "--failed-at-start", min=0, max=1,
+                                          help="Share of episodes that start with 1-2 nodes down and the pods on the "
+                                          "others: where the live rescheduler acts after a node failure."),
     out: Path = typer.Option(Path("models"), help="Folder for <policy>-<app>.pt, its metadata and learning curve."),
 ) -> None:
     """Train a rescheduling policy in CEEnv (the simulator built from the app, the profile and the
@@ -90,8 +96,8 @@ def train(
     if policy not in trainable:
         raise UserError(f"cannot train {policy!r}; trainable: {', '.join(trainable)}", field="--policy")
     module, args_type = trainable[policy]
-    a, prof, dyn = _dynamics(app_file, profile, testbed, move_penalty)
-    args = args_type(total_steps=steps, seed=seed)
+    a, prof, dyn = _dynamics(app_file, profile, testbed, move_penalty, failed_at_start)
+    args = args_type(total_steps=steps, seed=seed, **({"ent_coef": ent_coef} if policy == "reach" else {}))
     try:
         args.validate()
     except ValueError as exc:

@@ -69,6 +69,9 @@ def train(dyn: Dynamics, args: ReachArgs, on_progress: Callable[[int, float], No
     from harness.rl.nets import masked_categorical
 
     torch.manual_seed(args.seed)
+    # networks of a few thousand weights: one thread is fastest (2 threads on 2 cores ran 4x slower
+    # beside another process), and leaves the other core to the environment and the OS
+    torch.set_num_threads(1)
     envs = CEEnvBatch(dyn, args.num_envs, seed=args.seed)
     agent = make_agent(dyn.obs_dim, dyn.n_actions, args.hidden)
     opt = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)

@@ -55,6 +55,9 @@ def train(dyn: Dynamics, args: RsdqlArgs, on_progress: Callable[[int, float], No
     from harness.rl.nets import MASKED
 
     torch.manual_seed(args.seed)
+    # networks of a few thousand weights: one thread is fastest (2 threads on 2 cores ran 4x slower
+    # beside another process), and leaves the other core to the environment and the OS
+    torch.set_num_threads(1)
     rng = np.random.default_rng(args.seed)
     envs = CEEnvBatch(dyn, args.num_envs, seed=args.seed)
     q, target = make_q(dyn.obs_dim, dyn.n_actions, args.hidden), make_q(dyn.obs_dim, dyn.n_actions, args.hidden)

@@ -21,7 +21,7 @@ from harness.autoscaler import HPA
 from harness.errors import TestbedError
 from harness.loadgen.process import LoadGenerator, RequestTail
 from harness.metrics import Metrics
-from harness.rescheduler import Lineage, LiveView, initial_placement, moved_share, place_new, reschedule
+from harness.rescheduler import CycleGuard, Lineage, LiveView, initial_placement, moved_share, place_new, reschedule
 from harness.results import summary as summ
 from harness.results.rundir import RunDir
 from harness.spec.app import App
@@ -93,6 +93,8 @@ class LiveRun:
         short = ", ".join(f"{k}={v}" for k, v in detail.items() if k in ("pod", "nodes", "target", "service", "to", "seconds"))
         when = f"{row['t_run']:7.1f}s" if row["t_run"] is not None else "  start "
         self.live.events = (self.live.events + [f"{when} {kind} {short}"])[-6:]
+        if kind == "move":  # every placement held gets its own interval (sim vs real in the report)
+            self.record_placement("move")
 
     def record_placement(self, reason: str) -> None:
         self.out.placement(self.view.placement(), self.view.predicted_ms(), reason)
@@ -198,6 +200,7 @@ class LiveRun:
 
     def rescheduler_loop(self) -> None:
         rs = self.plan.scenario.rescheduler
+        guard = CycleGuard(self.view.dyn)
         if self.stop.wait(rs.start_s):
             return
         while not self.stop.is_set():
@@ -206,11 +209,10 @@ class LiveRun:
                     return
                 continue
             n = reschedule(self.plan.policy, self.view, self.lock, rs.max_moves, self.event, self.lineage,
-                           lambda: self.stop.is_set() or bool(self.healing))
+                           lambda: self.stop.is_set() or bool(self.healing), guard)
             if n:
                 self.moves += n
                 self.live.moves = self.moves
-                self.record_placement("reschedule")
             if self.stop.wait(rs.period_s):
                 return
 
@@ -332,7 +334,7 @@ class LiveRun:
         base = {"scenario": sc.name, "policy": self.plan.policy_name, "repeat": self.plan.repeat, "seed": self.plan.seed,
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), "partial": partial,
                 "duration_s": sc.duration_s, "warmup_s": sc.warmup_s, "pods_at_start": self.pods_at_start,
-                "moves": self.moves, "moved_share": round(moved_share(self.lineage, self.pods_at_start), 4),
+                "moves": self.moves, "moved_share": round(moved_share(self.lineage), 4),
                 "faults": [{k: v for k, v in f.items() if k != "t"} for f in self.fault_log]}
         healed = [f.get("healed_s") for f in self.fault_log if f["kind"] == "node-failure"]
         base["recovery_s"] = max(healed) if healed and all(h is not None for h in healed) else None

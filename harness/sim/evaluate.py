@@ -41,6 +41,7 @@ def slots_for(dyn: Dynamics, pods: int) -> np.ndarray:
 
 def run_policy(dyn: Dynamics, policy, name: str, pods: int, seeds: list[int], max_moves: int | None = None) -> Result | None:
     from harness.policies.heuristics import KubeDefault, DefaultArgs
+    from harness.rescheduler import CycleGuard
 
     max_moves = max_moves or dyn.cfg.max_steps
     lat, moves, shares = [], [], []
@@ -53,12 +54,19 @@ def run_policy(dyn: Dynamics, policy, name: str, pods: int, seeds: list[int], ma
             n = 0
             if hasattr(policy, "prepare") and not policy.prepare(dyn, st, 0):
                 return None  # a search-based policy that cannot handle this size
+            guard = CycleGuard(dyn)
+            guard.start(st)
             for _ in range(max_moves):
                 move = policy.next_move(dyn, st, 0)
                 if move is None:
                     break
                 slot, node = move
+                previous = st.node[0, slot]
                 st.node[0, slot] = node
+                if not guard.allows(st):  # back to a placement already held: the live loop stops here too
+                    st.node[0, slot] = previous
+                    break
+                guard.moved(st)
                 n += 1
             moves.append(n)
             shares.append(float((st.node[0][slots] != start[slots]).mean()))

@@ -1,0 +1,187 @@
+"""Find and read run directories for a report. A missing or corrupt file becomes a problem
+(file + what is wrong) and the rest of the report is still built."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from harness.results.rundir import EVENTS, PLACEMENTS, REQUESTS, SUMMARY
+
+
+@dataclass
+class Run:
+    path: Path
+    summary: dict
+    requests: pd.DataFrame | None = None
+    events: list[dict] = field(default_factory=list)
+    placements: list[dict] = field(default_factory=list)
+
+    @property
+    def policy(self) -> str:
+        return str(self.summary.get("policy", self.path.name))
+
+    @property
+    def repeat(self):
+        return self.summary.get("repeat", 1)
+
+    @property
+    def label(self) -> str:
+        return f"{self.policy} r{self.repeat}"
+
+    @property
+    def t0(self) -> float | None:
+        for e in self.events:
+            if e["kind"] == "load-start":
+                return float(e["t"])
+        if self.requests is not None and len(self.requests):
+            return float(self.requests.t_send.min())
+        return None
+
+
+@dataclass
+class Collected:
+    runs: list[Run] = field(default_factory=list)
+    evaluations: list[tuple[Path, pd.DataFrame]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def find(paths: list[Path]) -> Collected:
+    out = Collected()
+    for p in paths:
+        if not p.exists():
+            out.problems.append(f"{p}: no such file or directory")
+        elif p.is_file():
+            _evaluation(p, out)
+        elif (p / SUMMARY).exists() or (p / REQUESTS).exists():
+            _run(p, out)
+        else:
+            runs = sorted(d for d in p.iterdir() if d.is_dir() and ((d / SUMMARY).exists() or (d / REQUESTS).exists()))
+            evals = sorted(f for f in p.glob("*.csv") if f.name != "comparison.csv" and _looks_like_evaluation(f))
+            if not runs and not evals:
+                out.problems.append(f"{p}: no run directories (with {SUMMARY} or {REQUESTS}) and no evaluate output inside")
+            for d in runs:
+                _run(d, out)
+            for f in evals:
+                _evaluation(f, out)
+    return out
+
+
+def _looks_like_evaluation(f: Path) -> bool:
+    try:
+        head = f.open().readline()
+    except OSError:
+        return False
+    return head.startswith("policy,pods,latency_ms")
+
+
+def _evaluation(f: Path, out: Collected) -> None:
+    try:
+        if f.suffix == ".json":
+            df = pd.DataFrame(json.loads(f.read_text()))
+        else:
+            df = pd.read_csv(f)
+        missing = {"policy", "pods", "latency_ms"} - set(df.columns)
+        if missing:
+            raise ValueError(f"missing column(s) {', '.join(sorted(missing))}")
+        out.evaluations.append((f, df))
+    except (OSError, ValueError) as exc:
+        out.problems.append(f"{f}: not an evaluate output ({exc})")
+
+
+def _run(d: Path, out: Collected) -> None:
+    summary: dict = {}
+    try:
+        summary = json.loads((d / SUMMARY).read_text())
+        if not isinstance(summary, dict):
+            raise ValueError("expected a JSON object")
+    except FileNotFoundError:
+        out.problems.append(f"{d / SUMMARY}: missing (the run did not finish); its requests are still shown")
+    except (OSError, ValueError) as exc:
+        out.problems.append(f"{d / SUMMARY}: corrupt ({exc}); its requests are still shown")
+        summary = {}
+    run = Run(d, summary)
+    try:
+        df = pd.read_csv(d / REQUESTS, keep_default_na=False, on_bad_lines="skip")
+        need = {"t_send", "latency_ms", "status"}
+        if not need <= set(df.columns):
+            raise ValueError(f"missing column(s) {', '.join(sorted(need - set(df.columns)))}")
+        df["t_send"] = pd.to_numeric(df.t_send, errors="coerce")
+        df["latency_ms"] = pd.to_numeric(df.latency_ms, errors="coerce")
+        df["status"] = pd.to_numeric(df.status, errors="coerce").fillna(0).astype(int)
+        if "error" not in df.columns:
+            df["error"] = ""
+        run.requests = df.dropna(subset=["t_send", "latency_ms"])
+    except FileNotFoundError:
+        out.problems.append(f"{d / REQUESTS}: missing; no request plots for this run")
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        out.problems.append(f"{d / REQUESTS}: corrupt ({exc}); no request plots for this run")
+    try:
+        ev = pd.read_csv(d / EVENTS, keep_default_na=False)
+        run.events = [{"t": float(r.t), "kind": r.kind, "detail": json.loads(r.detail or "{}")} for r in ev.itertuples()]
+    except FileNotFoundError:
+        out.problems.append(f"{d / EVENTS}: missing; no event markers for this run")
+    except (OSError, ValueError, AttributeError, pd.errors.ParserError) as exc:
+        out.problems.append(f"{d / EVENTS}: corrupt ({exc}); no event markers for this run")
+    try:
+        for i, line in enumerate((d / PLACEMENTS).read_text().splitlines()):
+            if line.strip():
+                try:
+                    run.placements.append(json.loads(line))
+                except ValueError:
+                    out.problems.append(f"{d / PLACEMENTS}: line {i + 1} is not JSON; skipped")
+    except FileNotFoundError:
+        out.problems.append(f"{d / PLACEMENTS}: missing; no sim-vs-real for this run")
+    if summary or run.requests is not None:
+        out.runs.append(run)
+
+
+def ok_requests(run: Run) -> pd.DataFrame:
+    df = run.requests
+    return df[(df.status == 200) & (df.error.astype(str) == "")]
+
+
+def sim_vs_real(run: Run, min_requests: int = 5) -> list[dict]:
+    """Each placement held during the run: predicted latency next to the measured mean of the
+    requests sent while it held (intervals with fewer than ``min_requests`` are left out)."""
+    if run.requests is None or not run.placements:
+        return []
+    ok = ok_requests(run)
+    warm = float(run.summary.get("warmup_s", 0) or 0)
+    t0 = run.t0
+    end = float(run.requests.t_send.max())
+    rows = []
+    for i, p in enumerate(run.placements):
+        if p.get("predicted_ms") is None:
+            continue
+        start = float(p["t"])
+        stop = float(run.placements[i + 1]["t"]) if i + 1 < len(run.placements) else end
+        if t0 is not None:
+            start = max(start, t0 + warm)
+        sel = ok[(ok.t_send >= start) & (ok.t_send < stop)]
+        if len(sel) < min_requests:
+            continue
+        measured = float(sel.latency_ms.mean())
+        rows.append({"run": run.label, "policy": run.policy, "from_s": round(start - (t0 or start), 1),
+                     "to_s": round(stop - (t0 or start), 1), "reason": p.get("reason", ""), "requests": int(len(sel)),
+                     "predicted_ms": round(float(p["predicted_ms"]), 2), "measured_ms": round(measured, 2),
+                     "error_pct": round(100 * (float(p["predicted_ms"]) - measured) / measured, 2)})
+    return rows
+
+
+# Student's t, two-sided 95 %, by degrees of freedom (beyond 30: the normal's 1.96)
+T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+       2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+def mean_ci95(values: list[float]) -> tuple[float, float | None]:
+    """Mean and the half-width of its 95 % confidence interval (None for a single value)."""
+    v = np.asarray(values, float)
+    if len(v) < 2:
+        return float(v.mean()), None
+    t = T95[len(v) - 2] if len(v) - 2 < len(T95) else 1.96
+    return float(v.mean()), float(t * v.std(ddof=1) / np.sqrt(len(v)))

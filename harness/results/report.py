@@ -1,0 +1,305 @@
+"""``harness report``: figures (REACH Figs. 8-11 for your own runs), tables, one HTML page.
+
+Writes into ``out``: ``report.html`` (self-contained: images embedded, opens offline), every
+figure as PNG, every table as CSV and Markdown, and ``problems.txt`` when some input was
+missing or corrupt (the rest is still built).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from harness.results.collect import Collected, Run, mean_ci95, ok_requests, sim_vs_real
+from harness.results.summary import fmt
+
+MARKERS = {"node-failure": ("tab:red", "fault"), "pod-kill": ("tab:red", "fault"), "latency": ("tab:red", "fault"),
+           "node-recovery": ("tab:olive", "recovery"), "move": ("tab:green", "move"), "scale": ("tab:blue", "scale")}
+
+
+@dataclass
+class Section:
+    title: str
+    text: str = ""
+    figures: list[tuple[str, bytes]] = field(default_factory=list)  # (file name, PNG)
+    tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)  # (name, table)
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+# ------------------------------------------------------------------ sections
+def latency_over_time(runs: list[Run], window: int = 30) -> Section:
+    """REACH Figs. 9-10: each request a point, the moving average, the mean dashed, event markers."""
+    plt = _plt()
+    runs = [r for r in runs if r.requests is not None and len(r.requests)]
+    sec = Section("Latency over time", f"Every request of every run; line: moving average over {window} requests; "
+                  "dashed: the run's mean; markers: faults (red), moves (green), scale events (blue).")
+    if not runs:
+        return sec
+    fig, axes = plt.subplots(len(runs), 1, figsize=(10, 2.4 * len(runs)), sharex=True, squeeze=False)
+    for ax, run in zip(axes[:, 0], runs):
+        ok = ok_requests(run).sort_values("t_send")
+        t0 = run.t0 or float(ok.t_send.min())
+        t = ok.t_send.to_numpy() - t0
+        y = ok.latency_ms.to_numpy()
+        ax.scatter(t, y, s=4, alpha=0.35, color="tab:gray", label="request")
+        if len(y) >= 2:
+            ma = pd.Series(y).rolling(min(window, len(y)), min_periods=1).mean()
+            ax.plot(t, ma, color="tab:purple", lw=1.4, label=f"moving average ({window})")
+        mean = run.summary.get("mean_ms")
+        if mean is not None:
+            ax.axhline(mean, ls="--", color="black", lw=1, label=f"mean {mean:.1f} ms")
+        seen = set()
+        for e in run.events:
+            if e["kind"] in MARKERS:
+                colour, name = MARKERS[e["kind"]]
+                ax.axvline(e["t"] - t0, color=colour, lw=0.8 if name == "move" else 1.5, alpha=0.7,
+                           label=name if name not in seen else None)
+                seen.add(name)
+        ax.set_ylabel("ms")
+        ax.set_title(run.label, fontsize=9, loc="left")
+        ax.legend(fontsize=7, loc="upper right", ncol=3)
+    axes[-1, 0].set_xlabel("seconds since the load started")
+    sec.figures.append(("latency_over_time.png", _png(fig)))
+    return sec
+
+
+def rps_over_time(runs: list[Run]) -> Section:
+    """REACH Fig. 11: successful requests per second, one line per run."""
+    plt = _plt()
+    sec = Section("Requests per second", "Successful requests per one-second bin.")
+    runs = [r for r in runs if r.requests is not None and len(r.requests)]
+    if not runs:
+        return sec
+    fig, ax = plt.subplots(figsize=(10, 3.2))
+    for run in runs:
+        ok = ok_requests(run)
+        t0 = run.t0 or float(ok.t_send.min())
+        sec_bins = np.floor(ok.t_send.to_numpy() - t0).astype(int)
+        if len(sec_bins):
+            counts = np.bincount(sec_bins[sec_bins >= 0])
+            ax.plot(np.arange(len(counts)), counts, lw=1, label=run.label)
+    ax.set_xlabel("seconds since the load started")
+    ax.set_ylabel("requests/s")
+    ax.legend(fontsize=7, ncol=4)
+    sec.figures.append(("rps_over_time.png", _png(fig)))
+    return sec
+
+
+def tails(runs: list[Run], threshold_ms: float) -> Section:
+    """Latency CDF per policy (repeats pooled) and each run's tails."""
+    plt = _plt()
+    sec = Section("Latency distribution and tails", f"CDF per policy over every successful request after the "
+                  f"warm-up; the table is each run's summary (share under {threshold_ms:g} ms).")
+    by_policy: dict[str, list[np.ndarray]] = {}
+    for run in runs:
+        if run.requests is None:
+            continue
+        ok = ok_requests(run)
+        t0 = run.t0
+        if t0 is not None:
+            ok = ok[ok.t_send >= t0 + float(run.summary.get("warmup_s", 0) or 0)]
+        by_policy.setdefault(run.policy, []).append(ok.latency_ms.to_numpy())
+    if by_policy:
+        fig, ax = plt.subplots(figsize=(7, 3.6))
+        for policy, arrs in by_policy.items():
+            v = np.sort(np.concatenate(arrs))
+            if len(v):
+                ax.plot(v, np.arange(1, len(v) + 1) / len(v), label=policy)
+        ax.axvline(threshold_ms, color="gray", ls=":", lw=1)
+        ax.set_xlabel("latency (ms)")
+        ax.set_ylabel("share of requests")
+        ax.legend(fontsize=8)
+        sec.figures.append(("latency_cdf.png", _png(fig)))
+    rows = []
+    for run in runs:
+        s = run.summary
+        under = s.get("under_threshold")
+        if threshold_ms != s.get("threshold_ms") and run.requests is not None:
+            under = _under(run, threshold_ms)
+        rows.append({"run": run.label, "policy": run.policy, "repeat": run.repeat, "requests": s.get("requests"),
+                     "errors": s.get("errors"), "mean_ms": s.get("mean_ms"), "p50_ms": s.get("p50_ms"),
+                     "p95_ms": s.get("p95_ms"), "p99_ms": s.get("p99_ms"), "max_ms": s.get("max_ms"),
+                     f"under_{threshold_ms:g}ms": under, "rps": s.get("rps"), "moves": s.get("moves"),
+                     "moved_share": s.get("moved_share"), "recovery_s": s.get("recovery_s")})
+    sec.tables.append(("runs", pd.DataFrame(rows)))
+    return sec
+
+
+def _under(run: Run, threshold_ms: float) -> float | None:
+    s, df = run.summary, run.requests
+    t0 = run.t0
+    if t0 is None:
+        return None
+    win = df[(df.t_send >= t0 + float(s.get("warmup_s", 0) or 0)) & (df.t_send <= t0 + float(s.get("duration_s", 1e18)))]
+    ok = win[(win.status == 200) & (win.error.astype(str) == "")]
+    return round(float((ok.latency_ms < threshold_ms).sum() / len(win)), 4) if len(win) else None
+
+
+def across_repeats(runs: list[Run], baseline: str | None) -> Section:
+    sec = Section("Across repeats", "Mean latency over repeats with its 95 % confidence interval (Student's t), "
+                  "and the improvement over the baseline policy's mean: (baseline - policy) / baseline.")
+    by: dict[str, list[float]] = {}
+    for run in runs:
+        m = run.summary.get("mean_ms")
+        if isinstance(m, (int, float)):
+            by.setdefault(run.policy, []).append(float(m))
+    if not by:
+        return sec
+    base_mean = mean_ci95(by[baseline])[0] if baseline in by else None
+    rows = []
+    for policy, vals in by.items():
+        mean, half = mean_ci95(vals)
+        rows.append({"policy": policy, "repeats": len(vals), "mean_ms": round(mean, 3),
+                     "ci95_ms": None if half is None else round(half, 3),
+                     "improvement_vs_" + (baseline or "baseline"): None if base_mean is None else
+                     round((base_mean - mean) / base_mean, 4)})
+    sec.tables.append(("repeats", pd.DataFrame(rows)))
+    if baseline and baseline not in by:
+        sec.text += f" (baseline {baseline!r} is not among the runs)"
+    return sec
+
+
+def fidelity(runs: list[Run]) -> Section:
+    plt = _plt()
+    sec = Section("Simulator vs real", "For each placement held during a run: the simulator's predicted latency "
+                  "(REACH eqs. 2-9 on the profile) next to the measured mean of the requests sent while it held. "
+                  "It tells whether a policy trained in simulation can be trusted on this testbed.")
+    rows = [r for run in runs for r in sim_vs_real(run)]
+    if not rows:
+        sec.text += " No placement interval with enough requests."
+        return sec
+    df = pd.DataFrame(rows)
+    err = df.error_pct.to_numpy()
+    sec.text += (f" Overall: mean absolute error {np.mean(np.abs(err)):.1f} %, mean signed error {np.mean(err):+.1f} % "
+                 f"over {len(df)} placements; correlation {np.corrcoef(df.predicted_ms, df.measured_ms)[0, 1]:.2f}"
+                 if len(df) > 1 else f" One placement: error {err[0]:+.1f} %.")
+    fig, ax = plt.subplots(figsize=(5, 4.6))
+    for policy, g in df.groupby("policy", sort=False):
+        ax.scatter(g.predicted_ms, g.measured_ms, s=18, label=policy)
+    lo = float(min(df.predicted_ms.min(), df.measured_ms.min())) * 0.95
+    hi = float(max(df.predicted_ms.max(), df.measured_ms.max())) * 1.05
+    ax.plot([lo, hi], [lo, hi], color="gray", ls="--", lw=1, label="predicted = measured")
+    ax.set_xlabel("predicted (ms)")
+    ax.set_ylabel("measured mean (ms)")
+    ax.legend(fontsize=7)
+    sec.figures.append(("sim_vs_real.png", _png(fig)))
+    sec.tables.append(("sim_vs_real", df))
+    return sec
+
+
+def evaluation_bars(evals: list[tuple[Path, pd.DataFrame]]) -> Section:
+    """REACH Fig. 8 in simulation: predicted latency per policy per pod count."""
+    plt = _plt()
+    sec = Section("Policies in simulation (harness evaluate)", "Predicted end-to-end latency per policy and pod count.")
+    for path, df in evals:
+        sizes = sorted(df.pods.unique())
+        policies = list(dict.fromkeys(df.policy))
+        fig, ax = plt.subplots(figsize=(8, 3.6))
+        w = 0.8 / max(1, len(policies))
+        for i, p in enumerate(policies):
+            vals = [df[(df.policy == p) & (df.pods == n)].latency_ms.mean() for n in sizes]
+            ax.bar(np.arange(len(sizes)) + i * w - 0.4 + w / 2, vals, w, label=p)
+        ax.set_xticks(np.arange(len(sizes)), [f"{n} pods" for n in sizes])
+        ax.set_ylabel("predicted latency (ms)")
+        ax.set_title(path.name, fontsize=9, loc="left")
+        ax.legend(fontsize=7, ncol=3)
+        sec.figures.append((f"evaluate_{path.stem}.png", _png(fig)))
+        sec.tables.append((f"evaluate_{path.stem}", df))
+    return sec
+
+
+# ------------------------------------------------------------------ output
+def build(col: Collected, out: Path, baseline: str | None = None, threshold_ms: float = 250.0) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    sections: list[Section] = []
+    if col.runs:
+        sections += [latency_over_time(col.runs), rps_over_time(col.runs), tails(col.runs, threshold_ms),
+                     across_repeats(col.runs, baseline), fidelity(col.runs)]
+    if col.evaluations:
+        sections.append(evaluation_bars(col.evaluations))
+    for sec in sections:
+        for name, png in sec.figures:
+            (out / name).write_bytes(png)
+        for name, df in sec.tables:
+            df.to_csv(out / f"{name}.csv", index=False)
+            (out / f"{name}.md").write_text(markdown(df))
+    problems = out / "problems.txt"
+    if col.problems:
+        problems.write_text("\n".join(col.problems) + "\n")
+    elif problems.exists():
+        problems.unlink()
+    page = out / "report.html"
+    page.write_text(render_html(sections, col.problems))
+    return page
+
+
+def markdown(df: pd.DataFrame) -> str:
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join(cell(v) for v in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def cell(v) -> str:
+    """How a number appears in every table of the report (HTML and Markdown alike)."""
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return "-"
+    if isinstance(v, (np.integer,)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        return fmt(float(v))
+    return str(v)
+
+
+CSS = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
+h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ddd}table{border-collapse:collapse;font-size:.85em;margin:.8em 0}
+td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right}th{background:#f4f4f4}img{max-width:100%}
+.problems{background:#fff4e5;border:1px solid #f0b35a;padding:.6em 1em}"""
+
+
+def render_html(sections: list[Section], problems: list[str]) -> str:
+    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>harness report</title>",
+             f"<style>{CSS}</style></head><body><h1>harness report</h1>"]
+    if problems:
+        parts.append("<div class='problems'><b>Some inputs could not be read; the rest is shown.</b><ul>")
+        parts += [f"<li>{html.escape(p)}</li>" for p in problems]
+        parts.append("</ul></div>")
+    parts.append("<ul>" + "".join(f"<li><a href='#s{i}'>{html.escape(s.title)}</a></li>" for i, s in enumerate(sections)) + "</ul>")
+    for i, sec in enumerate(sections):
+        parts.append(f"<section id='s{i}'><h2>{html.escape(sec.title)}</h2><p>{html.escape(sec.text)}</p>")
+        for name, png in sec.figures:
+            parts.append(f"<figure><img alt='{html.escape(name)}' src='data:image/png;base64,"
+                         f"{base64.b64encode(png).decode()}'></figure>")
+        for name, df in sec.tables:
+            parts.append(f"<table data-table='{html.escape(name)}'><tr>" +
+                         "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns) + "</tr>")
+            for row in df.itertuples(index=False):
+                parts.append("<tr>" + "".join(f"<td>{html.escape(cell(v))}</td>" for v in row) + "</tr>")
+            parts.append("</table>")
+        parts.append("</section>")
+    parts.append("</body></html>")
+    return "\n".join(parts)

@@ -1,0 +1,94 @@
+"""harness report: builds from run directories and evaluate output, numbers match the summaries,
+broken inputs are named and the rest is still built."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pandas as pd
+
+from harness.results.collect import find, mean_ci95
+from harness.results.report import build, cell
+from tests.conftest import REPO
+from tests.results.synthetic import make_run
+
+POLICIES = {"default": 220.0, "reach": 200.0, "rsdql": 210.0, "cloud-first": 215.0, "latency-greedy": 240.0}
+
+
+def session(tmp_path, repeats=3):
+    d = tmp_path / "session"
+    for r in range(1, repeats + 1):
+        for i, (p, m) in enumerate(POLICIES.items()):
+            make_run(d / f"{p}-r{r}", p, r, m + r, seconds=60, seed=10 * r + i)
+    return d
+
+
+def table(html_text: str, name: str) -> list[list[str]]:
+    body = re.search(rf"<table data-table='{name}'>(.*?)</table>", html_text, re.S).group(1)
+    return [re.findall(r"<t[hd]>(.*?)</t[hd]>", row) for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)]
+
+
+def test_every_number_in_the_html_equals_the_run_summaries(tmp_path):
+    d = session(tmp_path)
+    page = build(find([d]), tmp_path / "report", baseline="default")
+    text = page.read_text()
+    rows = table(text, "runs")
+    head, body = rows[0], rows[1:]
+    assert len(body) == 15
+    for row in body:
+        r = dict(zip(head, row))
+        s = json.loads((d / f"{r['policy']}-r{r['repeat']}" / "summary.json").read_text())
+        for key in ("requests", "errors", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "max_ms", "rps", "moves", "recovery_s"):
+            assert r[key] == cell(s[key]), (r["run"], key)
+        assert r["under_250ms"] == cell(s["under_threshold"])
+    # across repeats: mean, CI and improvement recomputed from the summaries
+    rep = table(text, "repeats")
+    base = mean_ci95([json.loads((d / f"default-r{k}" / "summary.json").read_text())["mean_ms"] for k in (1, 2, 3)])[0]
+    for row in rep[1:]:
+        r = dict(zip(rep[0], row))
+        means = [json.loads((d / f"{r['policy']}-r{k}" / "summary.json").read_text())["mean_ms"] for k in (1, 2, 3)]
+        mean, half = mean_ci95(means)
+        assert r["mean_ms"] == cell(round(mean, 3)) and r["ci95_ms"] == cell(round(half, 3))
+        assert r["improvement_vs_default"] == cell(round((base - mean) / base, 4))
+    # self-contained: images inline, nothing fetched
+    assert "data:image/png;base64," in text and "src='http" not in text and '<link' not in text
+    for png in ("latency_over_time.png", "rps_over_time.png", "latency_cdf.png", "sim_vs_real.png"):
+        assert (tmp_path / "report" / png).stat().st_size > 5000
+    sim = pd.read_csv(tmp_path / "report" / "sim_vs_real.csv")
+    assert len(sim) == 30 and (sim.predicted_ms < sim.measured_ms).all()  # synthetic runs predict 10-15 % low
+
+
+def test_missing_and_corrupt_files_are_named_and_the_rest_is_built(tmp_path):
+    d = session(tmp_path, repeats=1)
+    (d / "reach-r1" / "requests.csv").unlink()
+    (d / "rsdql-r1" / "summary.json").write_text("{not json")
+    (d / "default-r1" / "events.csv").write_text("garbage\n\x00\x01")
+    col = find([d, tmp_path / "nowhere"])
+    page = build(col, tmp_path / "report")
+    problems = (tmp_path / "report" / "problems.txt").read_text()
+    assert "reach-r1/requests.csv: missing" in problems
+    assert "rsdql-r1/summary.json: corrupt" in problems
+    assert "default-r1/events.csv" in problems
+    assert "nowhere: no such file" in problems
+    text = page.read_text()
+    assert "rsdql-r1/summary.json: corrupt" in text
+    assert len(table(text, "runs")) == 1 + 5  # every run still listed
+    assert (tmp_path / "report" / "latency_over_time.png").exists()
+
+
+def test_evaluate_output_gives_grouped_bars(tmp_path):
+    ev = tmp_path / "eval.csv"
+    pd.DataFrame([{"policy": p, "pods": n, "latency_ms": m + n, "moves": 0, "moved_share": 0, "scenarios": 10}
+                  for p, m in POLICIES.items() for n in (4, 12, 20)]).to_csv(ev, index=False)
+    page = build(find([ev]), tmp_path / "report")
+    assert (tmp_path / "report" / "evaluate_eval.png").stat().st_size > 5000
+    assert "Policies in simulation" in page.read_text()
+
+
+def test_cli_with_nothing_readable_exits_2(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "harness", "report", str(tmp_path / "missing")], cwd=REPO,
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "nothing to report" in r.stderr and r.stderr.count("\n") == 1
