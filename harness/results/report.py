@@ -278,7 +278,7 @@ def cell(v) -> str:
 CSS = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
 h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ddd}table{border-collapse:collapse;font-size:.85em;margin:.8em 0}
 td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right}th{background:#f4f4f4}img{max-width:100%}
-.problems{background:#fff4e5;border:1px solid #f0b35a;padding:.6em 1em}"""
+.wide{overflow-x:auto}.problems{background:#fff4e5;border:1px solid #f0b35a;padding:.6em 1em}"""
 
 
 def render_html(sections: list[Section], problems: list[str]) -> str:
@@ -295,11 +295,11 @@ def render_html(sections: list[Section], problems: list[str]) -> str:
             parts.append(f"<figure><img alt='{html.escape(name)}' src='data:image/png;base64,"
                          f"{base64.b64encode(png).decode()}'></figure>")
         for name, df in sec.tables:
-            parts.append(f"<table data-table='{html.escape(name)}'><tr>" +
+            parts.append(f"<div class='wide'><table data-table='{html.escape(name)}'><tr>" +
                          "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns) + "</tr>")
             for row in df.itertuples(index=False):
                 parts.append("<tr>" + "".join(f"<td>{html.escape(cell(v))}</td>" for v in row) + "</tr>")
-            parts.append("</table>")
+            parts.append("</table></div>")
         parts.append("</section>")
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -219,13 +219,16 @@ class LiveRun:
     def autoscaler_loop(self) -> None:
         cfg = self.plan.scenario.autoscaling
         hpa, metrics = HPA(cfg, self.plan.app), Metrics(self.plan.state.prometheus_url)
+        scale = {n.name: self.cluster.cpu_scale(n.name) for n in self.cluster.nodes}
         while not self.stop.wait(cfg.period_s):
             try:
-                cpu = metrics.pod_cpu_cores(cfg.window)
+                real = metrics.pod_cpu_cores(cfg.window)
             except Exception as exc:
                 self.event("autoscaler-error", error=str(exc)[:200])
                 continue
             pods = self.cluster.pods()
+            # in the cores the requests are written in (the node's logical cores)
+            cpu = {p.name: real[p.name] * scale[p.node] for p in pods if p.name in real}
             for service in self.plan.app.services:
                 mine = [p for p in pods if p.service == service]
                 d = hpa.desired(service, mine, cpu)

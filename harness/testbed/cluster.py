@@ -68,6 +68,12 @@ class Cluster(ABC):
     def recover_node(self, name: str) -> None:
         """Bring a failed node back, empty (as a rebooted machine)."""
 
+    def cpu_scale(self, name: str) -> float:
+        """Logical cores (what the scheduler and pod requests count) per core of CPU time a
+        process really gets on this node: 1 on real machines; an emulated node that stands for
+        4 cores with 0.6 of a host core has 4 / 0.6. The HPA reads CPU in logical cores."""
+        return 1.0
+
     @abstractmethod
     def rtt_configured(self) -> dict[str, dict[str, float]]: ...
 

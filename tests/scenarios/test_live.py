@@ -159,3 +159,22 @@ def test_a_move_to_a_node_that_cannot_start_it_leaves_the_old_pod_serving(testbe
     with urllib.request.urlopen(f"http://{db.endpoint}/api/v1", timeout=10) as r:
         assert r.status == 200
     assert os.path.exists(c.endpoints_file) and db.endpoint in c.endpoints_file.read_text()
+
+
+def test_autoscaler_adds_replicas_under_load(testbed, tmp_path):
+    sc = tmp_path / "surge.yaml"
+    sc.write_text(yaml.safe_dump({
+        "name": "test-surge", "description": "HPA under a short surge", "duration_s": 30, "app": "chain", "replicas": 1,
+        "warmup_s": 2, "load": {"mode": "closed", "steps": [{"at_s": 0, "value": 1}, {"at_s": 5, "value": 4}]},
+        "autoscaling": {"enabled": True, "target_cpu": 0.5, "max_replicas": 3, "period_s": 5, "window": "5s"},
+        "rescheduler": {"period_s": 30, "start_s": 30, "max_moves": 0}}))
+    r = harness(testbed.state_dir, "run", str(sc), "--policy", "default", "--out", str(tmp_path / "results"), timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    (run,) = (tmp_path / "results").glob("*/default-r1")
+    events = pd.read_csv(run / "events.csv", keep_default_na=False)
+    scale = [json.loads(d) for d in events[events.kind == "scale"].detail]
+    assert scale and all(e["to"] > e["current"] for e in scale)  # up, never down within the stabilisation window
+    last = [json.loads(line) for line in (run / "placements.jsonl").read_text().splitlines()][-1]
+    assert sum(len(v) for v in last["placement"].values()) > 4  # more than one replica of some service
+    assert json.loads((run / "summary.json").read_text())["scale_events"] == len(scale)
+    assert_clean(testbed.cluster)

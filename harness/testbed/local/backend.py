@@ -67,14 +67,27 @@ class LocalCluster(LocalPods, Cluster):
 
     def fail_node(self, name: str) -> list:
         node = self._layout_node(name)
+        # Out of the endpoints first, so no new request picks a pod that is about to die (an
+        # idealised, instant failure detection); then kill, which resets the connections in
+        # flight (their callers fail at once instead of waiting for a timeout); then cut the link,
+        # once the resets had time to cross the slowest link (cut earlier, the kernel drops them
+        # in the delay queue and callers hang until their timeout).
+        lost = self.forget_pods_on(name)
         cgroups.kill_all(self.node_cgroup(name))
         for pid in run(["ip", "netns", "pids", node.netns], check=False).stdout.split():
             try:
                 os.kill(int(pid), 9)
             except ProcessLookupError:
                 pass
+        slowest = max((v for v in self.rtt_configured().get(name, {}).values()), default=0.0)
+        time.sleep(0.05 + slowest / 2000)
         network.set_node_link(self.layout, node, up=False)
-        return self.forget_pods_on(name)
+        return lost
+
+    def cpu_scale(self, name: str) -> float:
+        limits = cgroups.read_limits(self.node_cgroup(name))
+        real = limits["cpu_quota_us"] / limits["cpu_period_us"] if limits["cpu_quota_us"] > 0 else float(os.cpu_count() or 1)
+        return self.node(name).cpus / real
 
     def recover_node(self, name: str) -> None:
         network.set_node_link(self.layout, self._layout_node(name), up=True)
