@@ -1,1 +1,7 @@
 """Load generation: Locust, in library mode, in its own process inside the client node."""
+
+# A user that finds no published replica logs one failed request with this error and pauses
+# before trying again, rather than spinning; the summary leaves that pause out of the generator's
+# own overhead.
+NO_ENDPOINT = "no endpoint"
+NO_ENDPOINT_PAUSE_S = 0.1

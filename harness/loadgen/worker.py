@@ -26,6 +26,7 @@ from locust import LoadTestShape, constant, task
 from locust.contrib.fasthttp import FastHttpUser
 from locust.env import Environment
 
+from harness.loadgen import NO_ENDPOINT, NO_ENDPOINT_PAUSE_S
 from harness.workload.cell import API_PATH, Endpoints
 
 FIELDS = ("t_send", "latency_ms", "status", "bytes", "error", "pod")
@@ -79,8 +80,8 @@ def make_user(endpoints: Endpoints, service: str, mode: str, steps: list[dict], 
             if target is None:  # no replica published (all lost): a failed request, then a short pause
                 self.environment.events.request.fire(request_type="GET", name=API_PATH, start_time=time.time(),
                                                      response_time=0.0, response_length=0, response=None,
-                                                     context={}, exception=RuntimeError("no endpoint"))
-                gevent.sleep(0.1)
+                                                     context={}, exception=RuntimeError(NO_ENDPOINT))
+                gevent.sleep(NO_ENDPOINT_PAUSE_S)
                 return
             with self.client.get(f"http://{target}{API_PATH}", name=API_PATH, catch_response=True) as r:
                 if r.status_code != 200:

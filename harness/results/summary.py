@@ -38,6 +38,19 @@ def summarize(requests, t_start: float, t_end: float, warmup_s: float, threshold
     }
 
 
+def generator_busy_share(requests, t_start: float, t_end: float, warmup_s: float, users: float,
+                         pause_s: float, no_endpoint: str) -> float | None:
+    """Share of the closed-loop users' time spent waiting on the app (Little's law for a loop with
+    no think time): near 1 means the generator adds no delay of its own. The deliberate pause after
+    finding no replica is not the generator's overhead, so it leaves the denominator."""
+    df = requests[(requests.t_send >= t_start + warmup_s) & (requests.t_send <= t_end)]
+    if not users or df.empty:
+        return None
+    idle = df.error.str.contains(no_endpoint, regex=False)
+    available = users * (t_end - (t_start + warmup_s)) - int(idle.sum()) * pause_s
+    return round(float(df.latency_ms[~idle].sum() / 1000 / available), 4) if available > 0 else None
+
+
 def errors_outside(requests, events: list[dict], t_start: float, t_end: float, warmup_s: float, settle_s: float = 15.0) -> int:
     """Failed requests in steady state: after the warm-up and not within ``settle_s`` after a fault."""
     df = requests[(requests.t_send >= t_start + warmup_s) & (requests.t_send <= t_end)]

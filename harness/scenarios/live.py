@@ -19,6 +19,7 @@ import numpy as np
 from harness import faults
 from harness.autoscaler import HPA
 from harness.errors import TestbedError
+from harness.loadgen import NO_ENDPOINT, NO_ENDPOINT_PAUSE_S
 from harness.loadgen.process import LoadGenerator, RequestTail
 from harness.metrics import Metrics
 from harness.rescheduler import CycleGuard, Lineage, LiveView, initial_placement, moved_share, place_new, reschedule
@@ -88,8 +89,8 @@ class LiveRun:
         self.healing: set[float] = set()  # faults whose self-healing is under way; the rescheduler waits
 
     # -------------------------------------------------------------- events
-    def event(self, kind: str, **detail) -> None:
-        row = self.out.event(kind, **detail)
+    def event(self, kind: str, t: float | None = None, **detail) -> None:
+        row = self.out.event(kind, t=t, **detail)
         short = ", ".join(f"{k}={v}" for k, v in detail.items() if k in ("pod", "nodes", "target", "service", "to", "seconds"))
         when = f"{row['t_run']:7.1f}s" if row["t_run"] is not None else "  start "
         self.live.events = (self.live.events + [f"{when} {kind} {short}"])[-6:]
@@ -267,8 +268,9 @@ class LiveRun:
             self.deploy()
             load = LoadGenerator(self.cluster, self.client_node(), self.plan.app.gateway, sc.load, sc.duration_s,
                                  self.out.requests_file, self.plan.seed, self.out.path / "loadgen.log")
-            self.out.t0 = load.start()
-            self.event("load-start", mode=sc.load.mode, steps=[s.model_dump() for s in sc.load.steps])
+            # the millisecond the files record, so that the summary and the logs agree on the window
+            self.out.t0 = round(load.start(), 3)
+            self.event("load-start", t=self.out.t0, mode=sc.load.mode, steps=[s.model_dump() for s in sc.load.steps])
             self.spawn(self.rescheduler_loop, "rescheduler")
             self.spawn(self.metrics_loop, "metrics")
             self.spawn(self.crash_loop, "crash-watch")
@@ -356,10 +358,11 @@ class LiveRun:
             base["loadgen"] = {"cpu_seconds": round(load.cpu_seconds, 3), "cpu_share": round(load.cpu_seconds / run_s, 4),
                                "mode": sc.load.mode, "users_mean": users,
                                # Little's law: with no think time a closed loop of U users can send at most
-                               # U / latency; achieved / that near 1 means the generator adds no delay
+                               # U / latency requests a second
                                "littles_law_rps": round(users * 1000 / mean, 3) if users and mean else None}
-            if base["loadgen"]["littles_law_rps"]:
-                base["loadgen"]["efficiency"] = round(stats["rps"] / base["loadgen"]["littles_law_rps"], 4)
+            if users and "requests" in stats:
+                base["loadgen"]["efficiency"] = summ.generator_busy_share(
+                    req, self.out.t0, t_end, sc.warmup_s, users, NO_ENDPOINT_PAUSE_S, NO_ENDPOINT)
         self.out.summary(base)
         return base
 

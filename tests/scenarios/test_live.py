@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from harness.errors import TestbedError
+from harness import errors
 from harness.testbed.local import daemons
 from harness.testbed.pods import deploy, move_pod, undeploy
 from tests.conftest import REPO
@@ -153,7 +153,7 @@ def test_a_move_to_a_node_that_cannot_start_it_leaves_the_old_pod_serving(testbe
     deploy(c, app, placement)
     (db,) = [p for p in c.pods() if p.service == "db"]
     c.fail_node("edge-b-1")
-    with pytest.raises(TestbedError):
+    with pytest.raises(errors.TestbedError):
         move_pod(c, db, "edge-b-1")
     assert [p.name for p in c.pods() if p.service == "db"] == [db.name]
     with urllib.request.urlopen(f"http://{db.endpoint}/api/v1", timeout=10) as r:
