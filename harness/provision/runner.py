@@ -58,8 +58,14 @@ def _label(res: dict) -> str | None:
     return res.get("_ansible_item_label") if isinstance(res, dict) else None
 
 
+LOCALHOST = f"localhost ansible_connection=local ansible_python_interpreter={sys.executable}"
+
+
 def run_playbook(playbook: str, *, extravars: dict[str, Any], private_data_dir: Path,
-                 on_progress: Callable[[Progress], None] | None = None) -> PlaybookResult:
+                 on_progress: Callable[[Progress], None] | None = None,
+                 inventory: Path | None = None) -> PlaybookResult:
+    """Run ``playbook`` from playbooks/ against ``inventory`` (an inventory file; default: this
+    host only). The K3s playbooks' localhost plays run in this interpreter too."""
     import ansible_runner  # heavy: imported only when a playbook really runs
 
     pb_dir = playbooks_dir()
@@ -98,7 +104,7 @@ def run_playbook(playbook: str, *, extravars: dict[str, Any], private_data_dir: 
     runner = ansible_runner.run(
         private_data_dir=str(private_data_dir),
         playbook=str(pb_dir / playbook),
-        inventory=f"localhost ansible_connection=local ansible_python_interpreter={sys.executable}",
+        inventory=str(inventory) if inventory else LOCALHOST,
         extravars=extravars,
         envvars={
             "PATH": f"{venv_bin}:{os.environ.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin')}",
@@ -108,6 +114,7 @@ def run_playbook(playbook: str, *, extravars: dict[str, Any], private_data_dir: 
             "ANSIBLE_INVENTORY_UNPARSED_WARNING": "False",
             "ANSIBLE_NOCOLOR": "True",
             "ANSIBLE_PIPELINING": "True",
+            "ANSIBLE_HOST_KEY_CHECKING": "False",  # fresh VMs: their keys are not known yet
         },
         event_handler=handle,
         quiet=True,

@@ -77,14 +77,72 @@ class LocalOptions(BaseModel):
         return v
 
 
+class OpenStackOptions(BaseModel):
+    """Where ``playbooks/openstack.yml`` creates the VMs. Credentials are never here: ``cloud``
+    names an entry of the user's clouds.yaml, which only the openstack.cloud modules read."""
+
+    model_config = ConfigDict(extra="forbid")
+    cloud: str = Field(description="entry in clouds.yaml (~/.config/openstack/clouds.yaml or OS_CLIENT_CONFIG_FILE)")
+    image: str = Field(description="Glance image of every VM (Ubuntu 22.04/24.04 or Debian 12)")
+    flavours: dict[str, str] = Field(min_length=1, description="node type -> Nova flavour")
+    external_network: str = Field(description="network the router uplinks to (floating IPs come from it)")
+    network_cidr: str = "192.168.50.0/24"
+    name_prefix: str = Field("harness", description="prefix of every OpenStack resource the playbook creates")
+    public_key_file: str = Field("~/.ssh/id_ed25519.pub", description="uploaded as the VMs' keypair")
+    ssh_cidr: str = Field("0.0.0.0/0", description="who may reach the VMs on SSH and the Kubernetes API")
+
+    @field_validator("network_cidr")
+    @classmethod
+    def _cidr(cls, v: str) -> str:
+        try:
+            ipaddress.ip_network(v, strict=True)
+        except ValueError as exc:
+            raise ValueError(f"must be a network like 192.168.50.0/24 ({exc})") from None
+        return v
+
+
+class K3sOptions(BaseModel):
+    """Knobs of the K3s testbed (real VMs from OpenStack, or SSH hosts you already have)."""
+
+    model_config = ConfigDict(extra="forbid")
+    provider: Literal["openstack", "ssh"]
+    openstack: OpenStackOptions | None = None
+    hosts: dict[str, str] = Field(default_factory=dict, description="node name -> address (provider ssh)")
+    ssh_user: str = "ubuntu"
+    ssh_private_key_file: str = "~/.ssh/id_ed25519"
+    k3s_version: str = Field("v1.31.4+k3s1", description="K3s release installed by get.k3s.io")
+    namespace: str = Field("harness", description="Kubernetes namespace of the app, Prometheus and the rescheduler")
+    image: str = Field("harness/cell:0.1.0", description="the cell image built on the nodes (no registry)")
+    prometheus_node_port: int = Field(30090, ge=30000, le=32767)
+    netem_interface: str | None = Field(None, description="interface that carries node-to-node traffic; default: the default route's")
+
+    @field_validator("hosts")
+    @classmethod
+    def _ipv4(cls, v: dict[str, str]) -> dict[str, str]:
+        for name, addr in v.items():
+            try:
+                ipaddress.IPv4Address(addr)
+            except ValueError:
+                raise ValueError(f"{name}: {addr!r} is not an IPv4 address (netem's filters match addresses)") from None
+        return v
+
+    @field_validator("namespace")
+    @classmethod
+    def _ns(cls, v: str) -> str:
+        if not DNS_LABEL.match(v):
+            raise ValueError("must be a DNS-1123 label")
+        return v
+
+
 class Inventory(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = "testbed"
-    backend: Literal["local"] = "local"
+    backend: Literal["local", "k3s"] = "local"
     node_types: dict[str, NodeType] = Field(min_length=1)
     nodes: list[Node] = Field(min_length=1)
     rtt_ms: dict[str, float] = Field(description="round-trip ms between tiers, keys like 'cloud-edge'")
     local: LocalOptions = Field(default_factory=LocalOptions)
+    k3s: K3sOptions | None = None
 
     def node_type(self, node: Node) -> NodeType:
         return self.node_types[node.type]
@@ -139,7 +197,33 @@ def check_semantics(inv: Inventory, source: str) -> Inventory:
                 ) from None
     if len(inv.nodes) > 250:
         raise UserError(f"{len(inv.nodes)} nodes; the local testbed supports at most 250", source=source, field="nodes")
+    if inv.backend == "k3s":
+        _check_k3s(inv, source)
     return inv
+
+
+def _check_k3s(inv: Inventory, source: str) -> None:
+    k = inv.k3s
+    if k is None:
+        raise UserError("backend k3s needs a 'k3s:' block (provider openstack or ssh)", source=source, field="k3s")
+    if not any(inv.node_type(n).tier == "cloud" for n in inv.nodes):
+        raise UserError("K3s needs a cloud node for its server; none of the nodes has tier cloud", source=source, field="nodes")
+    if k.provider == "openstack":
+        if k.openstack is None:
+            raise UserError("provider openstack needs an 'openstack:' block (cloud, image, flavours, external_network)",
+                            source=source, field="k3s.openstack")
+        for t in sorted({n.type for n in inv.nodes}):
+            if t not in k.openstack.flavours:
+                raise UserError(f"no flavour for node type {t!r}; add '{t}: <flavour>'", source=source,
+                                field="k3s.openstack.flavours")
+    else:
+        for i, n in enumerate(inv.nodes):
+            if n.name not in k.hosts:
+                raise UserError(f"no address for node {n.name!r}; add '{n.name}: <ip or hostname>'", source=source,
+                                field="k3s.hosts")
+        unknown = sorted(set(k.hosts) - {n.name for n in inv.nodes})
+        if unknown:
+            raise UserError(f"hosts for nodes not in 'nodes': {', '.join(unknown)}", source=source, field="k3s.hosts")
 
 
 def load_inventory(path: str | Path | None = None) -> Inventory:
