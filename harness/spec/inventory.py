@@ -114,6 +114,8 @@ class K3sOptions(BaseModel):
     namespace: str = Field("harness", description="Kubernetes namespace of the app, Prometheus and the rescheduler")
     image: str = Field("harness/cell:0.1.0", description="the cell image built on the nodes (no registry)")
     prometheus_node_port: int = Field(30090, ge=30000, le=32767)
+    gateway_node_port: int = Field(30080, ge=30000, le=32767,
+                                   description="NodePort on which every node forwards to its own gateway pods (the load's door)")
     netem_interface: str | None = Field(None, description="interface that carries node-to-node traffic; default: the default route's")
 
     @field_validator("hosts")
