@@ -24,19 +24,28 @@ def provision(
         "(2 Cloud-A, 2 Edge-A, 2 Edge-B, 1 Client-A; cloud-edge 50 ms)."),
     measure: bool = typer.Option(True, help="Measure the node-to-node RTT matrix after building."),
 ) -> None:
-    """Stand up the testbed: one network namespace per node with a CPU/memory-capped cgroup,
-    inter-node latency by tc netem (or an NFQUEUE delayer where the kernel lacks netem).
+    """Stand up the testbed. Backend local (default): one network namespace per node with a
+    CPU/memory-capped cgroup, inter-node latency by tc netem (or an NFQUEUE delayer where the
+    kernel lacks netem), by playbooks/local.yml. Backend k3s (inventories/openstack.yml or
+    inventories/ssh-hosts.yml): OpenStack VMs or your SSH hosts, K3s, the cell image, tc netem and
+    Prometheus, by openstack.yml, k3s.yml, cell-image.yml, netem.yml and monitoring.yml
+    (docs/real-testbed.md).
 
-    Runs playbooks/local.yml through ansible-runner. Safe to re-run: a second run changes nothing.
+    Runs the playbooks through ansible-runner with live progress. Safe to re-run.
     """
     from rich.console import Console
     from rich.live import Live
     from rich.text import Text
 
     from harness.spec.inventory import load_inventory
-    from harness.testbed.local.provision import provision as do_provision
-
     inv = load_inventory(inventory)
+    if inv.backend == "k3s":
+        from harness.testbed.kube.provision import provision as kube_provision
+
+        def do_provision(inv, state_dir, on_progress, measure):  # the RTT is always measured there
+            return kube_provision(inv, state_dir, on_progress)
+    else:
+        from harness.testbed.local.provision import provision as do_provision
     console = Console(stderr=True)
     start = time.monotonic()
 
@@ -116,7 +125,9 @@ def teardown(
         "and the inventory used a non-default prefix."),
 ) -> None:
     """Remove everything provisioning made: daemons, namespaces, links, iptables rules, cgroups,
-    and the state file. Idempotent; also cleans up after a crash or Ctrl-C during provisioning."""
+    and the state file (local); the delays, K3s and, with provider openstack, the VMs and their
+    network (k3s, by playbooks/teardown.yml). Idempotent; also cleans up after a crash or Ctrl-C
+    during provisioning."""
     from harness.spec.inventory import load_inventory
     from harness.spec.testbed_state import load_state
     from harness.testbed.local.teardown import find, teardown as do_teardown
@@ -125,10 +136,17 @@ def teardown(
     prefix = None
     try:
         state = load_state(state_dir)
-        if state is not None:
-            prefix = state.backend_data["layout"]["prefix"]
     except Exception:  # a corrupt state file must not stop the cleanup
         state = None
+    if state is not None and state.backend == "k3s":
+        from harness.testbed.kube.provision import teardown as kube_teardown
+
+        kube_teardown(state, state_dir)
+        print(f"removed the K3s testbed '{state.name}' (delays, K3s"
+              f"{', OpenStack VMs and network' if state.backend_data.get('provider') == 'openstack' else ''})")
+        return
+    if state is not None:
+        prefix = state.backend_data.get("layout", {}).get("prefix")
     if prefix is None:
         prefix = load_inventory(inventory).local.prefix
     removed = do_teardown(prefix, state_dir)

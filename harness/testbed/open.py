@@ -25,4 +25,8 @@ def open_cluster(state_dir: Path) -> Cluster:
         from harness.testbed.local.backend import LocalCluster
 
         return LocalCluster(state, state_dir)
+    if state.backend == "k3s":
+        from harness.testbed.kube.provision import open_kube
+
+        return open_kube(state, state_dir)
     raise UserError(f"backend {state.backend!r} is not supported", source=str(state_path(state_dir)), field="backend")

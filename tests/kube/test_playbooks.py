@@ -19,7 +19,7 @@ from harness.testbed.kube import ansible_inventory
 from tests.conftest import REPO
 
 PLAYBOOKS = REPO / "playbooks"
-K3S_PLAYBOOKS = ["openstack.yml", "k3s.yml", "cell-image.yml", "netem.yml", "monitoring.yml", "node-power.yml",
+K3S_PLAYBOOKS = ["openstack.yml", "k3s.yml", "cell-image.yml", "netem.yml", "monitoring.yml", "node-power.yml", "rtt.yml",
                  "teardown.yml"]
 BIN = Path(sys.executable).parent
 
@@ -128,3 +128,29 @@ def test_netem_role_probes_the_kernel_and_says_how_to_get_sch_netem(tmp_path, as
         assert not (tmp_path / "netem.sh").exists()  # stopped before rendering anything
     leftover = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert "harness-netem-probe" not in leftover
+
+
+def test_rtt_playbook_measures_every_pair_for_real(tmp_path):
+    """rtt.yml runs for real against two hosts that are this machine (connection local, the
+    loopback as their address): real pings, parsed into the matrix `harness status` shows."""
+    from harness.spec.testbed_state import TestbedState
+    from harness.testbed.kube import provision as kube_provision
+
+    hosts = {name: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                    "harness_private_address": "127.0.0.1"} for name in ("node-a", "node-b")}
+    state_dir = tmp_path / ".harness"
+    inv_file = kube_provision.inventory_file(state_dir)
+    inv_file.parent.mkdir(parents=True)
+    inv_file.write_text(yaml.safe_dump({"all": {"children": {"harness_nodes": {"hosts": hosts}}}}))
+    state = TestbedState(backend="k3s", name="t", status="ready", inventory_checksum="x", inventory={}, created="now",
+                         nodes=[])
+    matrix = kube_provision.measure_rtt(state, state_dir, ["node-a", "node-b"])
+    assert matrix["node-a"]["node-a"] == 0.0
+    for a, b in (("node-a", "node-b"), ("node-b", "node-a")):
+        assert isinstance(matrix[a][b], float) and 0 < matrix[a][b] < 20, matrix
+
+
+def test_ping_lines_with_every_ping_lost_are_unreachable():
+    from harness.testbed.kube.provision import parse_ping_lines
+
+    assert parse_ping_lines(["a b 1.250\na c \n", "b a 1.5\n"]) == {"a": {"b": 1.25, "c": None}, "b": {"a": 1.5}}
