@@ -42,7 +42,7 @@ def _root(
 
 
 def _register() -> None:
-    from harness.cli import apps, run, sim, testbed  # noqa: F401  (commands register themselves on `app`)
+    from harness.cli import apps, kube, run, sim, testbed  # noqa: F401  (commands register themselves on `app`)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,6 +30,8 @@ import re
 import secrets
 import threading
 import time
+import urllib.request
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
@@ -368,3 +370,56 @@ class FakeApiServer:
         self._stop.set()
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class FakeNodePower:
+    """Stands in for node-power.yml: flips the fake node's Ready condition, as k3s-killall.sh
+    and a restart of K3s do on a real node."""
+
+    def __init__(self, url: str):
+        self.url, self.calls = url, []
+
+    def _post(self, node: str, verb: str) -> None:
+        self.calls.append((verb, node))
+        req = urllib.request.Request(f"{self.url}/fake/nodes/{node}/{verb}", method="POST")
+        urllib.request.urlopen(req, timeout=5).read()
+
+    def stop(self, node: str) -> None:
+        self._post(node, "stop")
+
+    def start(self, node: str) -> None:
+        self._post(node, "start")
+
+
+@contextmanager
+def fake_kube_cluster(state_dir):
+    """A KubeCluster (the real backend, the official client over real HTTP) on REACH's default
+    testbed, served by the FAKE API server; the namespace exists, nothing is deployed."""
+    from kubernetes import client
+
+    from harness.spec.inventory import load_inventory
+    from harness.spec.testbed_state import TestbedState
+    from harness.testbed.kube.apply import apply_all
+    from harness.testbed.kube.backend import KubeCluster
+    from harness.testbed.kube.manifests import render
+    from harness.testbed.kube.provision import node_states
+
+    inv = load_inventory()
+    addresses = {n.name: {"private": f"192.168.50.{i + 10}", "public": f"203.0.113.{i + 10}"}
+                 for i, n in enumerate(inv.nodes)}
+    nodes = node_states(inv, addresses)
+    with FakeApiServer([n.model_dump() for n in nodes]) as server:
+        state = TestbedState(backend="k3s", name="fake", status="ready", inventory_checksum="x",
+                             inventory=inv.model_dump(mode="json"), created="now", nodes=nodes,
+                             rtt_configured_ms=inv.rtt_matrix(),
+                             backend_data={"namespace": "harness", "image": "harness/cell:test",
+                                           "gateway_node_port": 30080, "drain_seconds": 1, "addresses": addresses,
+                                           "failed_nodes": []})
+        api = client.ApiClient(client.Configuration(host=server.url))
+        cluster = KubeCluster(state, state_dir, api, FakeNodePower(server.url), node_ready_timeout=10)
+        cluster.fake = server  # for tests that look behind the API
+        apply_all(api, render("namespace.yaml.j2", namespace="harness"))
+        try:
+            yield cluster
+        finally:
+            api.close()

@@ -8,60 +8,20 @@
 from __future__ import annotations
 
 import time
-import urllib.request
 
 import pytest
-from kubernetes import client
 
 from harness.errors import TestbedError as BackendError
 from harness.spec.app import load_app
-from harness.spec.inventory import load_inventory
-from harness.spec.testbed_state import TestbedState as State
-from harness.testbed.kube.backend import KubeCluster
-from harness.testbed.kube.provision import node_states
 from harness.testbed.pods import deploy, move_pod, undeploy
 from tests.conftest import REPO
-from tests.kube.fake_apiserver import FakeApiServer
-
-
-class FakeNodePower:
-    """Stands in for node-power.yml: flips the fake node's Ready condition, as k3s-killall.sh
-    and a restart of K3s do on a real node (after their delays)."""
-
-    def __init__(self, url: str):
-        self.url, self.calls = url, []
-
-    def _post(self, node: str, verb: str) -> None:
-        self.calls.append((verb, node))
-        urllib.request.urlopen(urllib.request.Request(f"{self.url}/fake/nodes/{node}/{verb}", method="POST"), timeout=5).read()
-
-    def stop(self, node: str) -> None:
-        self._post(node, "stop")
-
-    def start(self, node: str) -> None:
-        self._post(node, "start")
+from tests.kube.fake_apiserver import fake_kube_cluster
 
 
 @pytest.fixture
 def kube_fake(tmp_path):
-    inv = load_inventory()
-    addresses = {n.name: {"private": f"192.168.50.{i + 10}", "public": f"203.0.113.{i + 10}"} for i, n in enumerate(inv.nodes)}
-    nodes = node_states(inv, addresses)
-    with FakeApiServer([n.model_dump() for n in nodes]) as server:
-        state = State(backend="k3s", name="fake", status="ready", inventory_checksum="x",
-                             inventory=inv.model_dump(mode="json"), created="now", nodes=nodes,
-                             rtt_configured_ms=inv.rtt_matrix(),
-                             backend_data={"namespace": "harness", "image": "harness/cell:test", "gateway_node_port": 30080,
-                                           "drain_seconds": 1, "addresses": addresses, "failed_nodes": []})
-        api = client.ApiClient(client.Configuration(host=server.url))
-        cluster = KubeCluster(state, tmp_path / ".harness", api, FakeNodePower(server.url), node_ready_timeout=10)
-        cluster.fake = server  # for the tests that look behind the API
-        from harness.testbed.kube.apply import apply_all
-        from harness.testbed.kube.manifests import render
-
-        apply_all(api, render("namespace.yaml.j2", namespace="harness"))
+    with fake_kube_cluster(tmp_path / ".harness") as cluster:
         yield cluster
-        api.close()
 
 
 @pytest.fixture(params=["kube-fake", pytest.param("local", marks=[pytest.mark.root, pytest.mark.slow])])

@@ -249,6 +249,14 @@ class KubeCluster(Cluster):
                 and not p.spec.node_name and p.metadata.deletion_timestamp is None]
         return sorted(pods, key=lambda p: (_created(p), p.metadata.name))
 
+    def unbound_counts(self) -> dict[str, int]:
+        """Pods per service that a ReplicaSet created and nobody has bound yet."""
+        out: dict[str, int] = {}
+        for p in self._pods_raw():
+            if not p.spec.node_name and p.metadata.deletion_timestamp is None:
+                out[p.metadata.labels["app"]] = out.get(p.metadata.labels["app"], 0) + 1
+        return out
+
     def _bind(self, pod: str, node: str) -> None:
         body = client.V1Binding(metadata=client.V1ObjectMeta(name=pod),
                                 target=client.V1ObjectReference(api_version="v1", kind="Node", name=node))
