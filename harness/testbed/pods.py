@@ -57,7 +57,14 @@ def deploy(cluster: "Cluster", app: "App", placement: "Placement",
         cluster.publish()
         raise
     cluster.publish()
-    return pods
+    return fresh(cluster, pods)
+
+
+def fresh(cluster: "Cluster", pods: list[Pod]) -> list[Pod]:
+    """The same pods as the cluster lists them now: on Kubernetes a pod has its address only
+    once it runs, after ``start_pod`` returned."""
+    now = {p.name: p for p in cluster.pods()}
+    return [now.get(p.name, p) for p in pods]
 
 
 def move_pod(cluster: "Cluster", pod: Pod, node: str, grace_seconds: float = 0.3, timeout: float = 30) -> Pod:
@@ -74,7 +81,7 @@ def move_pod(cluster: "Cluster", pod: Pod, node: str, grace_seconds: float = 0.3
     cluster.publish()
     time.sleep(grace_seconds)  # callers reread endpoints per request; this covers in-flight picks
     cluster.stop_pod(pod)
-    return new
+    return fresh(cluster, [new])[0]
 
 
 def undeploy(cluster: "Cluster") -> int:

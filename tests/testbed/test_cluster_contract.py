@@ -60,8 +60,8 @@ def chain(cluster):
     app = load_app(REPO / "workloads/chain.json")
     cloud, edge = by_tier(cluster, "cloud"), by_tier(cluster, "edge")
     placement = {"front-end": [edge[0]], "ml": [cloud[0]], "back-end": [edge[1], cloud[1]], "db": [cloud[1]]}
-    deploy(cluster, app, placement)
-    return app, placement
+    pods = deploy(cluster, app, placement)
+    return app, placement, pods
 
 
 def test_nodes_carry_type_tier_and_capacity_and_are_up(cluster):
@@ -75,7 +75,11 @@ def test_nodes_carry_type_tier_and_capacity_and_are_up(cluster):
 
 
 def test_deploy_places_every_replica_where_asked_and_publishes(cluster, chain):
-    app, placement = chain
+    app, placement, deployed = chain
+    assert {p.name for p in deployed} == {p.name for p in cluster.pods()}
+    for pod in deployed:
+        host, port = pod.endpoint.rsplit(":", 1)
+        assert host and int(port) > 0  # callers can reach it (Kubernetes: the pod IP, once running)
     assert placement_of(cluster) == {s: sorted(v) for s, v in placement.items()}
     assert cluster.app().services.keys() == app.services.keys()
     for service, nodes in placement.items():
@@ -84,11 +88,11 @@ def test_deploy_places_every_replica_where_asked_and_publishes(cluster, chain):
 
 
 def test_move_pod_is_make_before_break(cluster, chain):
-    app, _ = chain
+    app, _, _ = chain
     ml = next(p for p in cluster.pods() if p.service == "ml")
     target = by_tier(cluster, "edge")[1]
     new = move_pod(cluster, ml, target)
-    assert new.node == target and new.name != ml.name
+    assert new.node == target and new.name != ml.name and new.address
     assert [p.node for p in cluster.pods() if p.service == "ml"] == [target]
     assert ml.name not in {p.name for p in cluster.pods()}
     assert wait_until(lambda: not cluster.pod_alive(ml))
