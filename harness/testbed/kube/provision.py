@@ -98,7 +98,8 @@ def provision(inv: Inventory, state_dir: Path, on_progress: Callable[[Progress],
         result = run_playbook(playbook, extravars={}, private_data_dir=state_dir / "ansible",
                               on_progress=on_progress, inventory=inventory_file(state_dir))
     server = ansible_inventory.server_node(inv)
-    state.prometheus_url = f"http://{addresses[server]['public']}:{k.prometheus_node_port}"
+    # the harness runs its experiments on the client node, inside the nodes' network
+    state.prometheus_url = f"http://{addresses[server]['private']}:{k.prometheus_node_port}"
     state.latency_injector_reason = "tc netem on every node (netem.yml)"
     state.rtt_measured_ms = measure_rtt(state, state_dir, [n.name for n in state.nodes])
     state.status = "ready"
