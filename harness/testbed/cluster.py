@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 from harness.spec.testbed_state import NodeState
 
 if TYPE_CHECKING:
+    import subprocess
+
     from harness.spec.app import App
     from harness.testbed.pods import Pod
 
@@ -38,6 +40,27 @@ class NodeProcess(ABC):
 
     @abstractmethod
     def kill(self) -> None: ...
+
+
+class PopenProcess(NodeProcess):
+    """A NodeProcess that is a child of the harness (subprocess.Popen)."""
+
+    def __init__(self, node: str, popen: "subprocess.Popen"):
+        self.node, self.popen, self.pid = node, popen, popen.pid
+
+    def poll(self) -> int | None:
+        return self.popen.poll()
+
+    def wait(self, timeout: float | None = None) -> int:
+        return self.popen.wait(timeout)
+
+    def terminate(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.terminate()
+
+    def kill(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.kill()
 
 
 class Cluster(ABC):

@@ -36,7 +36,7 @@ from kubernetes.client.rest import ApiException
 from harness.errors import TestbedError
 from harness.spec.app import App, parse_app
 from harness.spec.testbed_state import NodeState, TestbedState, save_state
-from harness.testbed.cluster import Cluster, NodeProcess
+from harness.testbed.cluster import Cluster, PopenProcess
 from harness.testbed.kube import manifests
 from harness.testbed.kube.apply import apply_all
 from harness.testbed.kube.node_power import NodePower
@@ -49,27 +49,6 @@ CELL_PORT = 8080
 # container states that will not get better by waiting
 FATAL_WAITING = {"ErrImageNeverPull", "ImagePullBackOff", "ErrImagePull", "CrashLoopBackOff",
                  "CreateContainerConfigError", "InvalidImageName"}
-
-
-class LocalProcess(NodeProcess):
-    """A process on the machine that runs the harness (the client node on K3s)."""
-
-    def __init__(self, node: str, popen):
-        self.node, self.popen, self.pid = node, popen, popen.pid
-
-    def poll(self) -> int | None:
-        return self.popen.poll()
-
-    def wait(self, timeout: float | None = None) -> int:
-        return self.popen.wait(timeout)
-
-    def terminate(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.terminate()
-
-    def kill(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.kill()
 
 
 def _ready(pod: client.V1Pod) -> bool:
@@ -185,7 +164,7 @@ class KubeCluster(Cluster):
 
     # ------------------------------------------------------------ processes
     def start_process(self, node: str, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
-                      log: Path | None = None, cgroup: str | None = None) -> LocalProcess:
+                      log: Path | None = None, cgroup: str | None = None) -> PopenProcess:
         """On K3s the harness itself runs on the client node (docs/real-testbed.md): a process for
         a client-tier node runs here; other nodes run only pods."""
         import subprocess
@@ -200,7 +179,7 @@ class KubeCluster(Cluster):
         finally:
             if log:
                 out.close()
-        return LocalProcess(node, popen)
+        return PopenProcess(node, popen)
 
     # ------------------------------------------------------------ app
     @property

@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 
 from harness.errors import TestbedError
 from harness.spec.testbed_state import NodeState, TestbedState, save_state
-from harness.testbed.cluster import Cluster, NodeProcess
+from harness.testbed.cluster import Cluster, PopenProcess
 from harness.testbed.local import cgroups, linkemu, network, rtt
 from harness.testbed.local.layout import Layout
 from harness.testbed.local.pods import LocalPods
@@ -19,27 +19,6 @@ from harness.testbed.local.sh import run
 from harness.testbed.local.teardown import run_dir
 
 DELAYER = "delayer"
-
-
-class LocalProcess(NodeProcess):
-    def __init__(self, node: str, popen: subprocess.Popen):
-        self.node = node
-        self.popen = popen
-        self.pid = popen.pid
-
-    def poll(self) -> int | None:
-        return self.popen.poll()
-
-    def wait(self, timeout: float | None = None) -> int:
-        return self.popen.wait(timeout)
-
-    def terminate(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.terminate()
-
-    def kill(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.kill()
 
 
 class LocalCluster(LocalPods, Cluster):
@@ -132,7 +111,7 @@ class LocalCluster(LocalPods, Cluster):
         return ["/bin/sh", "-c", f'{join} && exec ip netns exec {shlex.quote(ln.netns)} "$@"', "sh", *argv]
 
     def start_process(self, node: str, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
-                      log: Path | None = None, cgroup: str | None = None) -> LocalProcess:
+                      log: Path | None = None, cgroup: str | None = None) -> PopenProcess:
         """Run ``argv`` in the node's namespace, inside the node's cgroup (or a child ``cgroup`` of it)."""
         wrapper = self._wrap(node, argv, cgroup)
         out = open(log, "ab") if log else subprocess.DEVNULL
@@ -150,7 +129,7 @@ class LocalCluster(LocalPods, Cluster):
                 popen.kill()
                 raise TestbedError(f"process {argv[0]} did not join node {node}'s cgroup within 5 s")
             time.sleep(0.002)
-        return LocalProcess(node, popen)
+        return PopenProcess(node, popen)
 
     def run_in_node(self, node: str, argv: Sequence[str], timeout: float = 60) -> subprocess.CompletedProcess:
         """Run a command to completion inside a node (with its caps) and capture its output."""
