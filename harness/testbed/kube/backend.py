@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import threading
 import time
 from datetime import datetime, timezone
@@ -167,8 +168,6 @@ class KubeCluster(Cluster):
                       log: Path | None = None, cgroup: str | None = None) -> PopenProcess:
         """On K3s the harness itself runs on the client node (docs/real-testbed.md): a process for
         a client-tier node runs here; other nodes run only pods."""
-        import subprocess
-
         if self.node(node).tier != "client":
             raise TestbedError(f"on K3s only the client node runs processes besides pods; {node} is "
                                f"{self.node(node).tier} (run the harness on the client node)")
@@ -383,24 +382,3 @@ class KubeCluster(Cluster):
         tmp = self.endpoints_file.with_name("endpoints.json.tmp")
         tmp.write_text(json.dumps(table, indent=1))
         os.replace(tmp, self.endpoints_file)
-
-    def delete_app(self) -> None:
-        """Remove the app's objects (Deployments, Services, ConfigMap); the namespace stays for
-        Prometheus and the rescheduler."""
-        app = self.app()
-        if app is None:
-            return
-        for service in app.services:
-            for call in (self.apps.delete_namespaced_deployment, self.core.delete_namespaced_service):
-                try:
-                    call(service, self.namespace)
-                except ApiException as exc:
-                    if exc.status != 404:
-                        raise
-        for call, name in ((self.core.delete_namespaced_service, f"{app.gateway}-nodeport"),
-                           (self.core.delete_namespaced_config_map, "harness-app")):
-            try:
-                call(name, self.namespace)
-            except ApiException as exc:
-                if exc.status != 404:
-                    raise
