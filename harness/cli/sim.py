@@ -52,7 +52,7 @@ def predict(
 
 
 def _dynamics(app_file: Path, profile: Path, testbed: Optional[Path], move_penalty: float = 2.0,
-              failed_at_start: float = 0.0):
+              failed_at_start: float = 0.0, large_share: float = 0.0):
     from harness.sim.ceenv import Dynamics, EnvConfig
     from harness.sim.topology import model_for
     from harness.spec.app import load_app
@@ -63,8 +63,8 @@ def _dynamics(app_file: Path, profile: Path, testbed: Optional[Path], move_penal
     a = load_app(app_file)
     prof = load_profile(profile)
     state = load_model(TestbedState, testbed) if testbed else None
-    return a, prof, Dynamics(model_for(a, prof, state, source=str(profile)), EnvConfig(move_penalty=move_penalty,
-                                                                                            failed_at_start=failed_at_start))
+    return a, prof, Dynamics(model_for(a, prof, state, source=str(profile)), EnvConfig(
+        move_penalty=move_penalty, failed_at_start=failed_at_start, large_share=large_share))
 
 
 @app.command()
@@ -80,6 +80,9 @@ def train(
     failed_at_start: float = typer.Option(0.0, "--failed-at-start", min=0, max=1,
                                           help="Share of episodes that start with 1-2 nodes down and the pods on the "
                                           "others: where the live rescheduler acts after a node failure."),
+    large_share: float = typer.Option(0.0, "--large-share", min=0, max=1,
+                                      help="Share of episodes with the most replicas per service (5): large deployments "
+                                      "need long runs of coordinated moves that uniform draws give too rarely."),
     out: Path = typer.Option(Path("models"), help="Folder for <policy>-<app>.pt, its metadata and learning curve."),
 ) -> None:
     """Train a rescheduling policy in CEEnv (the simulator built from the app, the profile and the
@@ -96,7 +99,7 @@ def train(
     if policy not in trainable:
         raise UserError(f"cannot train {policy!r}; trainable: {', '.join(trainable)}", field="--policy")
     module, args_type = trainable[policy]
-    a, prof, dyn = _dynamics(app_file, profile, testbed, move_penalty, failed_at_start)
+    a, prof, dyn = _dynamics(app_file, profile, testbed, move_penalty, failed_at_start, large_share)
     args = args_type(total_steps=steps, seed=seed, **({"ent_coef": ent_coef} if policy == "reach" else {}))
     try:
         args.validate()

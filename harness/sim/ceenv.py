@@ -37,6 +37,9 @@ class EnvConfig:
     # one count for every service, as in REACH's experiments (and `harness evaluate`); with a
     # count per service, the large deployments the policy must handle would be rare
     equal_replicas: bool = True
+    # share of episodes at the largest count: a big deployment needs long runs of coordinated moves
+    # (one replica moved alone first makes things worse), which uniform draws give too rarely
+    large_share: float = 0.0
     utilisation: tuple[float, float] = (0.0, 0.5)  # background CPU/memory use, share of capacity
     move_penalty: float = 2.0
     invalid_penalty: float = 100.0
@@ -151,6 +154,8 @@ class Dynamics:
         st.fail_at[b] = rng.integers(1, cfg.max_steps) if rng.random() < cfg.node_failure_prob else -1
         if replicas is not None:
             reps = replicas
+        elif cfg.large_share and rng.random() < cfg.large_share:
+            reps = np.full(self.S, cfg.replicas[1])
         elif cfg.equal_replicas:
             reps = np.full(self.S, rng.integers(cfg.replicas[0], cfg.replicas[1] + 1))
         else:

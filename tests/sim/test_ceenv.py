@@ -81,3 +81,14 @@ def test_same_seed_same_episode():
     oa, _ = a.reset(seed=42)
     ob, _ = b.reset(seed=42)
     assert np.array_equal(oa, ob)
+
+
+@pytest.mark.parametrize("share, expect_all_large", [(1.0, True), (0.0, False)])
+def test_large_share_draws_the_largest_deployment(share, expect_all_large):
+    env = CEEnv(config=EnvConfig(large_share=share))
+    pods = []
+    for seed in range(40):
+        env.reset(seed=seed)
+        pods.append(int((env.st.node[0] >= 0).sum()))
+    full = env.dyn.S * env.dyn.cfg.replicas[1]
+    assert (all(p == full for p in pods)) == expect_all_large, pods
