@@ -50,6 +50,8 @@ def run_policy(dyn: Dynamics, policy, name: str, pods: int, seeds: list[int], ma
         slots = slots_for(dyn, pods)
         if getattr(policy, "moves", False):
             KubeDefault(DefaultArgs()).place_all(dyn, st, 0, slots)
+            # the observation carries the current latency: keep it true, as CEEnv and the live loop do
+            st.latency = dyn.latency(st)
             start = st.node[0].copy()
             n = 0
             if hasattr(policy, "prepare") and not policy.prepare(dyn, st, 0):
@@ -67,6 +69,7 @@ def run_policy(dyn: Dynamics, policy, name: str, pods: int, seeds: list[int], ma
                     st.node[0, slot] = previous
                     break
                 guard.moved(st)
+                st.latency = dyn.latency(st)
                 n += 1
             moves.append(n)
             shares.append(float((st.node[0][slots] != start[slots]).mean()))

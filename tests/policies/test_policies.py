@@ -91,3 +91,26 @@ def test_optimal_moves_reach_the_optimum_it_found(dyn):
             break
         st.node[0, move[0]] = move[1]
     assert dyn.latency(st)[0] == pytest.approx(best)
+
+
+def test_evaluate_shows_reschedulers_the_latency_they_act_on(dyn):
+    """The observation's last feature is the current latency, as in training and in the live loop."""
+
+    class Recorder:
+        moves = True
+
+        def __init__(self):
+            self.seen = []
+
+        def next_move(self, dyn, st, b):
+            self.seen.append((float(dyn.observe(st)[b, -1]) * 1000, float(dyn.latency(st)[b])))
+            if len(self.seen) > 3:
+                return None
+            slot = len(self.seen) * dyn.cfg.max_replicas  # one pod of each later service: no placement repeats
+            return slot, int(np.flatnonzero(dyn.masks(st)[b, slot * dyn.N:(slot + 1) * dyn.N])[0])
+
+    rec = Recorder()
+    run_policy(dyn, rec, "recorder", 12, [0])
+    assert len(rec.seen) == 4
+    for shown, actual in rec.seen:
+        assert shown == pytest.approx(actual, rel=1e-5)
