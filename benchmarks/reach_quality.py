@@ -1,0 +1,98 @@
+"""REACH in simulation against issue 4's bar, per app: lower predicted latency than `default` and
+`cloud-first` at 12 and 20 pods, within 5 % of `optimal` at 4 and 12 pods (where exhaustive
+search runs), and fewer moves than pods. Prints a table and one PASS/FAIL line per check; exits
+1 if any check fails.
+
+    .venv/bin/python benchmarks/reach_quality.py [--model-dir models] [--first-scenario 0]
+
+Scenarios are the seeded background loads `harness evaluate` uses (seeds first..first+n-1).
+Choose between candidate models on other seeds (e.g. --first-scenario 100) than the ones
+you report (0..9, evaluate's), so the choice is not fitted to the reported scenarios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from harness.policies import build
+from harness.sim.ceenv import Dynamics, EnvConfig
+from harness.sim.evaluate import run_policy
+from harness.sim.topology import model_for
+from harness.spec.app import load_app
+from harness.spec.profile import load_profile
+
+APPS = ("chain", "aggregator-sequential", "aggregator-parallel")
+GAP = 0.05
+
+
+def evaluate_app(app: str, model_dir: Path, seeds: list[int]) -> tuple[list, list[tuple[str, bool, str]]]:
+    a = load_app(Path(f"workloads/{app}.json"))
+    profile = Path(f"profiles/{app}.reach-local.json")
+    dyn = Dynamics(model_for(a, load_profile(profile), None, source=str(profile)), EnvConfig())
+    policies = {"reach": build("reach", model=str(model_dir / f"reach-{app}.pt")),
+                "default": build("default"), "cloud-first": build("cloud-first"), "optimal": build("optimal")}
+    plan = {4: ("reach", "optimal"), 12: ("reach", "default", "cloud-first", "optimal"),
+            20: ("reach", "default", "cloud-first")}
+    res = {(p, n): run_policy(dyn, policies[p], p, n, seeds) for n, ps in plan.items() for p in ps}
+    checks = []
+    for n in (12, 20):
+        r = res["reach", n].latency_ms
+        for base in ("default", "cloud-first"):
+            b = res[base, n].latency_ms
+            checks.append((f"{app} {n} pods: reach < {base}", r < b, f"{r:.2f} vs {b:.2f} ms"))
+    for n in (4, 12):
+        r, o = res["reach", n].latency_ms, res["optimal", n]
+        if o is None:
+            continue
+        gap = r / o.latency_ms - 1
+        checks.append((f"{app} {n} pods: within {GAP:.0%} of optimal", gap <= GAP,
+                       f"{r:.2f} vs {o.latency_ms:.2f} ms, gap {gap:+.2%}"))
+    for n in (4, 12, 20):
+        m = res["reach", n].moves
+        checks.append((f"{app} {n} pods: reach moves < pods", m < n, f"{m:.1f} moves on average"))
+    rows = [dict(app=app, **asdict(r)) for r in res.values() if r is not None]
+    return rows, checks
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model-dir", type=Path, default=Path("models"))
+    ap.add_argument("--apps", default=",".join(APPS))
+    ap.add_argument("--scenarios", type=int, default=10)
+    ap.add_argument("--first-scenario", type=int, default=0)
+    ap.add_argument("--out", type=Path, help="also write the results as CSV (JSON beside it)")
+    args = ap.parse_args()
+    seeds = list(range(args.first_scenario, args.first_scenario + args.scenarios))
+    rows, checks = [], []
+    t0 = time.monotonic()
+    for app in args.apps.split(","):
+        r, c = evaluate_app(app.strip(), args.model_dir, seeds)
+        rows += r
+        checks += c
+    print(f"{'app':22s} {'policy':12s} {'pods':>4s} {'latency ms':>11s} {'moves':>6s} {'moved':>6s}")
+    for r in rows:
+        print(f"{r['app']:22s} {r['policy']:12s} {r['pods']:4d} {r['latency_ms']:11.2f} {r['moves']:6.1f} "
+              f"{r['moved_share']:6.0%}")
+    for name, ok, detail in checks:
+        print(f"{'PASS' if ok else 'FAIL'}  {name}: {detail}")
+    failed = sum(not ok for _, ok, _ in checks)
+    print(f"{len(checks) - failed}/{len(checks)} checks pass; scenarios {seeds[0]}..{seeds[-1]}; "
+          f"{time.monotonic() - t0:.0f} s")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        with open(args.out, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+        args.out.with_suffix(".json").write_text(json.dumps(rows, indent=1))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
