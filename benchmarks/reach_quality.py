@@ -13,28 +13,21 @@ you report (0..9, evaluate's), so the choice is not fitted to the reported scena
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
 
 from harness.policies import build
-from harness.sim.ceenv import Dynamics, EnvConfig
-from harness.sim.evaluate import run_policy
-from harness.sim.topology import model_for
-from harness.spec.app import load_app
-from harness.spec.profile import load_profile
+from harness.sim.ceenv import load_dynamics
+from harness.sim.evaluate import run_policy, write_results
 
 APPS = ("chain", "aggregator-sequential", "aggregator-parallel")
 GAP = 0.05
 
 
 def evaluate_app(app: str, model_dir: Path, seeds: list[int]) -> tuple[list, list[tuple[str, bool, str]]]:
-    a = load_app(Path(f"workloads/{app}.json"))
-    profile = Path(f"profiles/{app}.reach-local.json")
-    dyn = Dynamics(model_for(a, load_profile(profile), None, source=str(profile)), EnvConfig())
+    _, _, dyn = load_dynamics(Path(f"workloads/{app}.json"), Path(f"profiles/{app}.reach-local.json"))
     policies = {"reach": build("reach", model=str(model_dir / f"reach-{app}.pt")),
                 "default": build("default"), "cloud-first": build("cloud-first"), "optimal": build("optimal")}
     plan = {4: ("reach", "optimal"), 12: ("reach", "default", "cloud-first", "optimal"),
@@ -85,12 +78,7 @@ def main() -> int:
     print(f"{len(checks) - failed}/{len(checks)} checks pass; scenarios {seeds[0]}..{seeds[-1]}; "
           f"{time.monotonic() - t0:.0f} s")
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        with open(args.out, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
-        args.out.with_suffix(".json").write_text(json.dumps(rows, indent=1))
+        write_results(rows, args.out)
     return 1 if failed else 0
 
 

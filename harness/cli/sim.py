@@ -51,22 +51,6 @@ def predict(
         print(f"call {e['caller']} -> {e['callee']}: D_S {e['D_S_ms']:.2f} ms")
 
 
-def _dynamics(app_file: Path, profile: Path, testbed: Optional[Path], move_penalty: float = 2.0,
-              failed_at_start: float = 0.0, large_share: float = 0.0):
-    from harness.sim.ceenv import Dynamics, EnvConfig
-    from harness.sim.topology import model_for
-    from harness.spec.app import load_app
-    from harness.spec.loader import load_model
-    from harness.spec.profile import load_profile
-    from harness.spec.testbed_state import TestbedState
-
-    a = load_app(app_file)
-    prof = load_profile(profile)
-    state = load_model(TestbedState, testbed) if testbed else None
-    return a, prof, Dynamics(model_for(a, prof, state, source=str(profile)), EnvConfig(
-        move_penalty=move_penalty, failed_at_start=failed_at_start, large_share=large_share))
-
-
 @app.command()
 def train(
     app_file: Path = typer.Option(..., "--app", help="App JSON."),
@@ -94,12 +78,14 @@ def train(
     from harness.errors import UserError
     from harness.policies import reach, rsdql
     from harness.rl.curves import write_curve
+    from harness.sim.ceenv import EnvConfig, load_dynamics
 
     trainable = {"reach": (reach, reach.ReachArgs), "rsdql": (rsdql, rsdql.RsdqlArgs)}
     if policy not in trainable:
         raise UserError(f"cannot train {policy!r}; trainable: {', '.join(trainable)}", field="--policy")
     module, args_type = trainable[policy]
-    a, prof, dyn = _dynamics(app_file, profile, testbed, move_penalty, failed_at_start, large_share)
+    a, prof, dyn = load_dynamics(app_file, profile, testbed, EnvConfig(
+        move_penalty=move_penalty, failed_at_start=failed_at_start, large_share=large_share))
     args = args_type(total_steps=steps, seed=seed, **({"ent_coef": ent_coef} if policy == "reach" else {}))
     try:
         args.validate()
@@ -130,14 +116,14 @@ def evaluate(
     out: Optional[Path] = typer.Option(None, help="Also write the results here as CSV (JSON beside it)."),
 ) -> None:
     """Predicted latency, moves and moved-pod share per policy and size, in simulation (REACH Fig. 8)."""
-    import csv
     from dataclasses import asdict
 
     from harness.errors import UserError
     from harness.policies import build
-    from harness.sim.evaluate import run_policy
+    from harness.sim.ceenv import load_dynamics
+    from harness.sim.evaluate import run_policy, write_results
 
-    a, _, dyn = _dynamics(app_file, profile, testbed)
+    a, _, dyn = load_dynamics(app_file, profile, testbed)
     names = [p.strip() for p in policies.split(",") if p.strip()]
     built = {}
     for n in names:
@@ -164,10 +150,5 @@ def evaluate(
             rows.append(r)
             print(f"{n:15s} {size:4d} {r.latency_ms:11.2f} {r.moves:6.1f} {r.moved_share:6.0%}")
     if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with open(out, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(asdict(rows[0])))
-            w.writeheader()
-            w.writerows(asdict(r) for r in rows)
-        out.with_suffix(".json").write_text(json.dumps([asdict(r) for r in rows], indent=1))
+        write_results([asdict(r) for r in rows], out)
         print(f"wrote {out} and {out.with_suffix('.json')}")

@@ -291,6 +291,22 @@ def default_model(app: str | None, profile: str | None) -> LatencyModel:
     return model_for(load_app(app), load_profile(profile))
 
 
+def load_dynamics(app_file, profile_file, testbed_file=None, config: EnvConfig | None = None):
+    """(app, profile, Dynamics) from the app, profile and optional testbed state files: what
+    `harness train`, `harness evaluate` and the benchmarks build the simulator from."""
+    from harness.sim.topology import model_for
+    from harness.spec.app import load_app
+    from harness.spec.loader import load_model
+    from harness.spec.profile import load_profile
+    from harness.spec.testbed_state import TestbedState
+
+    app = load_app(app_file)
+    profile = load_profile(profile_file)
+    state = load_model(TestbedState, testbed_file) if testbed_file else None
+    model = model_for(app, profile, state, source=str(profile_file))
+    return app, profile, Dynamics(model, config or EnvConfig())
+
+
 def register() -> None:
     if ENV_ID not in gym.registry:
         gym.register(id=ENV_ID, entry_point="harness.sim.ceenv:CEEnv")

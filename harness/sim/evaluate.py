@@ -5,7 +5,10 @@ and move pods until they choose idle or hit the step cap; ``optimal`` searches e
 
 from __future__ import annotations
 
+import csv
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -79,3 +82,13 @@ def run_policy(dyn: Dynamics, policy, name: str, pods: int, seeds: list[int], ma
             shares.append(0.0)
         lat.append(float(dyn.latency(st)[0]))
     return Result(name, pods, float(np.mean(lat)), float(np.mean(moves)), float(np.mean(shares)), len(seeds))
+
+
+def write_results(rows: list[dict], out: Path) -> None:
+    """``out`` as CSV and the same rows as JSON beside it."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    out.with_suffix(".json").write_text(json.dumps(rows, indent=1))
