@@ -1,5 +1,6 @@
 """Relative CPU speed of the provisioned testbed's node types: a fixed CPU-bound job on one node
-of each type, interleaved, against the configured ratios (the fastest type is the reference).
+of each type, interleaved; the CPU share each node's cgroup gives it, against the configured ratios
+(the fastest type is the reference). See harness/testbed/speed.py for why shares, not wall times.
 
     .venv/bin/python benchmarks/cpu_ratio.py [--state-dir .harness] [--rounds 5]
 """
@@ -24,7 +25,7 @@ def main() -> int:
     for t, r in res.items():
         err = r["slowdown"] / r["expected"] - 1
         worst = max(worst, abs(err))
-        print(f"{t:10s} job {r['seconds'] * 1000:7.1f} ms   slowdown {r['slowdown']:.3f}  configured {r['expected']:.3f}  ({err:+.1%})")
+        print(f"{t:10s} job {r['seconds'] * 1000:7.1f} ms  share {r['share']:.3f} cores  slowdown {r['slowdown']:.3f}  configured {r['expected']:.3f}  ({err:+.1%})")
     print(f"largest deviation {worst:.1%} (target within 15%)")
     return 0
 
