@@ -14,6 +14,7 @@ import yaml
 
 from harness.testbed.local.teardown import find, teardown
 from tests.conftest import REPO, small_inventory, unique_prefix
+from tests.testbed.data.fails_halfway import sleep_seconds
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -96,7 +97,8 @@ def test_a_test_that_fails_half_way_leaves_nothing(as_root, tmp_path):
     netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert f"{prefix}-" not in netns
     assert_nothing_left(prefix, tmp_path / "nonexistent")
-    assert "sleep 120" not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    sleeper = f"sleep {sleep_seconds(prefix)}"
+    assert sleeper not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
 
 
 def test_bad_inventory_exits_2_with_one_line_and_builds_nothing(tmp_path):
