@@ -22,12 +22,13 @@ from harness.policies import build
 from harness.sim.ceenv import load_dynamics
 from harness.sim.evaluate import run_policy, write_results
 
+REPO = Path(__file__).resolve().parents[1]
 APPS = ("chain", "aggregator-sequential", "aggregator-parallel")
 GAP = 0.05
 
 
 def evaluate_app(app: str, model_dir: Path, seeds: list[int]) -> tuple[list, list[tuple[str, bool, str]]]:
-    _, _, dyn = load_dynamics(Path(f"workloads/{app}.json"), Path(f"profiles/{app}.reach-local.json"))
+    _, _, dyn = load_dynamics(REPO / f"workloads/{app}.json", REPO / f"profiles/{app}.reach-local.json")
     policies = {"reach": build("reach", model=str(model_dir / f"reach-{app}.pt")),
                 "default": build("default"), "cloud-first": build("cloud-first"), "optimal": build("optimal")}
     plan = {4: ("reach", "optimal"), 12: ("reach", "default", "cloud-first", "optimal"),
@@ -55,7 +56,7 @@ def evaluate_app(app: str, model_dir: Path, seeds: list[int]) -> tuple[list, lis
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model-dir", type=Path, default=Path("models"))
+    ap.add_argument("--model-dir", type=Path, default=REPO / "models")
     ap.add_argument("--apps", default=",".join(APPS))
     ap.add_argument("--scenarios", type=int, default=10)
     ap.add_argument("--first-scenario", type=int, default=0)

@@ -78,9 +78,10 @@ def run_policy(dyn: Dynamics, policy, name: str, pods: int, seeds: list[int], ma
             shares.append(float((st.node[0][slots] != start[slots]).mean()))
         else:
             policy.place_all(dyn, st, 0, slots)
+            st.latency = dyn.latency(st)
             moves.append(0)
             shares.append(0.0)
-        lat.append(float(dyn.latency(st)[0]))
+        lat.append(float(st.latency[0]))  # kept current after every move above
     return Result(name, pods, float(np.mean(lat)), float(np.mean(moves)), float(np.mean(shares)), len(seeds))
 
 

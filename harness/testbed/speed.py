@@ -48,14 +48,12 @@ def speed_ratios(cluster: Cluster, rounds: int = 5) -> dict[str, dict]:
     ref = max(first, key=lambda t: speed[t])
     walls: dict[str, list[float]] = {t: [] for t in first}
     shares: dict[str, list[float]] = {t: [] for t in first}
-    ratios: dict[str, list[float]] = {t: [] for t in first}
     for _ in range(rounds):
-        this = {t: job_times(cluster, node) for t, node in first.items()}
-        share = {t: cpu / wall for t, (wall, cpu) in this.items()}
-        for t in first:
-            walls[t].append(this[t][0])
-            shares[t].append(share[t])
-            ratios[t].append(share[ref] / share[t])
+        for t, node in first.items():
+            wall, cpu = job_times(cluster, node)
+            walls[t].append(wall)
+            shares[t].append(cpu / wall)
+    ratios = {t: [r / s for r, s in zip(shares[ref], shares[t])] for t in first}  # per round
     return {t: {"seconds": statistics.median(walls[t]), "share": statistics.median(shares[t]),
                 "slowdown": statistics.median(ratios[t]), "expected": speed[ref] / speed[t],
                 "rounds": [round(r, 3) for r in ratios[t]],
