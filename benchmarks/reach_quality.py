@@ -20,7 +20,7 @@ from pathlib import Path
 
 from harness.policies import build
 from harness.sim.ceenv import load_dynamics
-from harness.sim.evaluate import run_policy, write_results
+from harness.rescheduler.evaluate import run_policy, write_results
 
 REPO = Path(__file__).resolve().parents[1]
 APPS = ("chain", "aggregator-sequential", "aggregator-parallel")

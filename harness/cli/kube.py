@@ -34,7 +34,8 @@ def reschedule(
     from harness.spec.loader import load_model
     from harness.spec.profile import load_profile
     from harness.spec.testbed_state import TestbedState, state_path
-    from harness.testbed.kube.incluster import in_cluster as open_in_cluster, run_service
+    from harness.rescheduler.service import run_service
+    from harness.testbed.kube.incluster import in_cluster as open_in_cluster
     from harness.testbed.open import open_cluster
 
     state_dir: Path = ctx.obj["state_dir"]
@@ -54,6 +55,6 @@ def reschedule(
             cluster.namespace = namespace
     pol = build(policy, **({"model": str(model)} if model else {}))
     try:
-        run_service(cluster, load_profile(profile), pol, policy, period, max_moves, rounds)
+        run_service(cluster, load_profile(profile), pol, period, max_moves, rounds)
     except KeyboardInterrupt:
         pass

@@ -119,22 +119,16 @@ def evaluate(
     from dataclasses import asdict
 
     from harness.errors import UserError
-    from harness.policies import build
+    from harness.policies import build_for_app
+    from harness.rescheduler.evaluate import run_policy, write_results
     from harness.sim.ceenv import load_dynamics
-    from harness.sim.evaluate import run_policy, write_results
 
     a, _, dyn = load_dynamics(app_file, profile, testbed)
-    names = [p.strip() for p in policies.split(",") if p.strip()]
     built = {}
-    for n in names:
-        if n in ("reach", "rsdql"):
-            model = model_dir / f"{n}-{a.name}.pt"
-            if not model.exists():
-                raise UserError(f"no trained model at {model}; make it with: harness train --app {app_file} "
-                                f"--profile {profile} --policy {n} --out {model_dir}")
-            built[n] = build(n, model=str(model))
-        else:
-            built[n] = build(n)
+    for ref in (p.strip() for p in policies.split(",") if p.strip()):
+        policy = build_for_app(ref, a.name, app_file, profile, model_dir)
+        built[policy.name] = policy
+    names = list(built)
     try:
         sizes = [int(x) for x in pods.split(",")]
     except ValueError:

@@ -7,106 +7,67 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.policies import register
-from harness.sim.ceenv import Batch, Dynamics
-
-
-class Placer:
-    """Places pods one at a time with ``choose``; ``place_all`` fills empty slots in order."""
-
-    moves = False
-
-    def choose(self, dyn: Dynamics, st: Batch, b: int, slot: int) -> int | None:
-        raise NotImplementedError
-
-    def place(self, dyn: Dynamics, st: Batch, b: int, slot: int) -> int | None:
-        node = self.choose(dyn, st, b, slot)
-        if node is not None:
-            st.node[b, slot] = node
-        return node
-
-    def place_all(self, dyn: Dynamics, st: Batch, b: int, slots) -> None:
-        for slot in slots:
-            if self.place(dyn, st, b, slot) is None:
-                raise RuntimeError(f"no node has room for pod slot {slot}")
-
-    def next_move(self, dyn, st, b):
-        return None
+from harness.policies.contract import ClusterView, NoArgs, OneAtATime, PendingPod
+from harness.sim import kube_scheduler
 
 
 @dataclass
 class DefaultArgs:
-    spread_weight: float = 1.0
+    spread_weight: float = 1.0  # weight of spreading a service's replicas against the resource scores
 
 
-class KubeDefault(Placer):
-    """kube-scheduler's semantics: filter nodes with room (NodeResourcesFit), score
+@register
+class KubeDefault(OneAtATime):
+    """kube-scheduler's semantics (``harness.sim.kube_scheduler``): filter nodes with room, score
     LeastAllocated + BalancedAllocation + spreading a service's replicas, best score wins."""
 
     name = "default"
+    description = "Kubernetes' default scheduler: least allocated, balanced, replicas spread"
+    Args = DefaultArgs
 
-    def __init__(self, args: DefaultArgs):
-        self.args = args
-
-    def choose(self, dyn, st, b, slot):
-        ok, cpu, mem = dyn.room(st, b, slot)
-        if not ok.any():
-            return None
-        cpu_f = (cpu + dyn.r_cpu[slot]) / dyn.C_cpu
-        mem_f = (mem + dyn.r_mem[slot]) / dyn.C_mem
-        least = 100 * ((1 - cpu_f) + (1 - mem_f)) / 2
-        balanced = 100 * (1 - np.abs(cpu_f - mem_f))
-        same = dyn.slot_service == dyn.slot_service[slot]
-        peers = np.bincount(st.node[b][same & (st.node[b] >= 0)], minlength=dyn.N)
-        spread = 100 * (1 - peers / max(1, peers.max())) if peers.max() else np.full(dyn.N, 100.0)
-        score = np.where(ok, least + balanced + self.args.spread_weight * spread, -np.inf)
-        return int(np.argmax(score))
+    def choose(self, view: ClusterView, pod: PendingPod) -> str | None:
+        peers = np.zeros(len(view.nodes))
+        for p in view.pods:
+            if p.service == pod.service:
+                peers[view.index(p.node)] += 1
+        i = kube_scheduler.default_choice(view.up, view.cap_cpu, view.cap_memory_mib, view.used_cpu,
+                                          view.used_memory_mib, pod.cpu, pod.memory_mib, peers, self.args.spread_weight)
+        return None if i is None else view.nodes[i].name
 
 
-@register("default", DefaultArgs)
-def _default(args: DefaultArgs):
-    return KubeDefault(args)
+def _least_allocated(view: ClusterView, among: np.ndarray) -> str:
+    free = np.where(among, (view.cap_cpu - view.used_cpu) / view.cap_cpu, -np.inf)
+    return view.nodes[int(np.argmax(free))].name
 
 
-@dataclass
-class NoArgs:
-    pass
-
-
-class CloudFirst(Placer):
-    """Cloud nodes first (least allocated among them), edge only when the cloud is full."""
+@register
+class CloudFirst(OneAtATime):
+    """Cloud nodes first (least allocated among them), the others only when the cloud is full."""
 
     name = "cloud-first"
+    description = "cloud nodes first, least allocated; edge only when the cloud is full"
+    Args = NoArgs
 
-    def choose(self, dyn, st, b, slot):
-        ok, cpu, _ = dyn.room(st, b, slot)
-        cloud = np.array([t == "cloud" for t in dyn.model.topo.tiers])
+    def choose(self, view: ClusterView, pod: PendingPod) -> str | None:
+        ok = view.fits(pod.cpu, pod.memory_mib)
+        cloud = np.array([n.tier == "cloud" for n in view.nodes])
         for group in (ok & cloud, ok & ~cloud):
             if group.any():
-                free = np.where(group, (dyn.C_cpu - cpu) / dyn.C_cpu, -np.inf)
-                return int(np.argmax(free))
+                return _least_allocated(view, group)
         return None
 
 
-class LatencyGreedy(Placer):
+@register
+class LatencyGreedy(OneAtATime):
     """The node closest to the user, least allocated among equals (computation near users)."""
 
     name = "latency-greedy"
+    description = "the node nearest the user, least allocated among equally near ones"
+    Args = NoArgs
 
-    def choose(self, dyn, st, b, slot):
-        ok, cpu, _ = dyn.room(st, b, slot)
+    def choose(self, view: ClusterView, pod: PendingPod) -> str | None:
+        ok = view.fits(pod.cpu, pod.memory_mib)
         if not ok.any():
             return None
-        d = np.where(ok, dyn.model.topo.user_rtt, np.inf)
-        near = ok & (d <= d.min() + 1.0)  # within 1 ms counts as equally near
-        free = np.where(near, (dyn.C_cpu - cpu) / dyn.C_cpu, -np.inf)
-        return int(np.argmax(free))
-
-
-@register("cloud-first", NoArgs)
-def _cloud_first(args):
-    return CloudFirst()
-
-
-@register("latency-greedy", NoArgs)
-def _latency_greedy(args):
-    return LatencyGreedy()
+        d = np.where(ok, view.user_rtt, np.inf)
+        return _least_allocated(view, ok & (d <= d.min() + 1.0))  # within 1 ms counts as equally near

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.policies import register
+from harness.policies.ceenv_state import to_ceenv
+from harness.policies.contract import Ability, CannotPlan, ClusterView, Move, Policy
 from harness.sim.ceenv import Batch, Dynamics
 
 
@@ -23,14 +25,20 @@ class OptimalArgs:
             raise ValueError("max_placements and chunk must be ≥ 1")
 
 
-class Optimal:
+@register
+class Optimal(Policy):
+    """Searches once from the placement it is given and plans the moves to the optimum (a pod
+    already on an optimal node stays); the loop follows the plan. Asked again at the placement
+    its plan leads to, it is idle without searching again."""
+
     name = "optimal"
-    moves = True
+    description = "exhaustive search over REACH's latency model (small instances), then the moves there"
+    Args = OptimalArgs
+    abilities = frozenset({Ability.PLAN})
 
     def __init__(self, args: OptimalArgs):
-        self.args = args
-        self._plan: list[tuple[int, int]] = []  # moves still to make toward the last optimum
-        self._expect: bytes | None = None  # the placement the plan expects to see next
+        super().__init__(args)
+        self._reached: bytes | None = None  # the placement the last plan leads to
 
     def solve(self, dyn: Dynamics, st: Batch, b: int) -> tuple[np.ndarray, float] | None:
         """The best slot -> node assignment for the pods of environment b, or None if too large."""
@@ -69,32 +77,21 @@ class Optimal:
             assign[slots] = np.repeat(np.arange(dyn.N), best[s].astype(int))
         return assign, best_lat
 
-    def prepare(self, dyn, st, b) -> bool:
-        """Search once from this placement and plan the moves to the optimum; False when the
-        instance is too large (then there is no plan)."""
-        sol = self.solve(dyn, st, b)
+    def plan(self, view: ClusterView) -> list[Move]:
+        if view.key() == self._reached:
+            return []
+        per_service = max([len(view.pods_of(s)) for s in view.model.services] + [1])
+        dyn, st, names = to_ceenv(view, per_service)
+        sol = self.solve(dyn, st, 0)
         if sol is None:
-            self._plan, self._expect = [], None
-            return False
-        target = _match(dyn, st.node[b], sol[0])
-        self._plan = [(int(s), int(target[s])) for s in np.flatnonzero(target != st.node[b])]
-        self._expect = st.node[b].tobytes()
-        return True
-
-    def next_move(self, dyn, st, b):
-        """Move pods toward the optimum one at a time (a pod already on an optimal node stays).
-        The search runs once; its plan is followed while the placement is the one it expects."""
-        if self._expect != st.node[b].tobytes() and not self.prepare(dyn, st, b):
-            return None
-        for k, (slot, node) in enumerate(self._plan):
-            if dyn.masks(st)[b, slot * dyn.N + node]:
-                del self._plan[k]
-                after = st.node[b].copy()
-                after[slot] = node
-                self._expect = after.tobytes()
-                return slot, node
-        self._expect = None
-        return None
+            raise CannotPlan(f"more than {self.args.max_placements:,} placements to search")
+        target = _match(dyn, st.node[0], sol[0])
+        moves = [Move(names[int(s)], view.nodes[int(target[s])].name) for s in np.flatnonzero(target != st.node[0])]
+        after = view
+        for m in moves:
+            after = after.after(m)
+        self._reached = after.key()
+        return moves
 
 
 def _match(dyn: Dynamics, current: np.ndarray, goal: np.ndarray) -> np.ndarray:
@@ -112,8 +109,3 @@ def _match(dyn: Dynamics, current: np.ndarray, goal: np.ndarray) -> np.ndarray:
             if sl not in stay:
                 out[sl] = want.pop()
     return out
-
-
-@register("optimal", OptimalArgs)
-def _optimal(args):
-    return Optimal(args)

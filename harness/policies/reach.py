@@ -9,20 +9,15 @@ next move on any state the live rescheduler builds.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
 from harness.policies import register
+from harness.policies.learned import CEEnvPolicy
 from harness.rl.curves import ReturnTracker
-from harness.rl.acting import ArgmaxPolicy, load_model, save_model
-from harness.rl.acting import metadata as rl_metadata
-from harness.sim.ceenv import ENV_ID, CEEnvBatch, Dynamics
-
-ENV_VERSION = ENV_ID.split("/")[1]
-save = save_model
+from harness.sim.ceenv import CEEnvBatch, Dynamics
 
 
 @dataclass
@@ -63,7 +58,7 @@ def make_agent(obs_dim: int, n_actions: int, hidden: int):
 
 
 def train(dyn: Dynamics, args: ReachArgs, on_progress: Callable[[int, float], None] | None = None):
-    """Returns (agent, learning curve rows)."""
+    """PPO in CEEnvBatch; returns (agent, learning curve rows)."""
     import torch
 
     from harness.rl.nets import masked_categorical
@@ -140,19 +135,20 @@ def train(dyn: Dynamics, args: ReachArgs, on_progress: Callable[[int, float], No
     return agent, curve
 
 
-def load(path: str | Path) -> ArgmaxPolicy:
-    net, meta = load_model(path, lambda m: make_agent(m["obs_dim"], m["n_actions"], m["args"]["hidden"]))
-    return ArgmaxPolicy("reach", net, lambda agent, obs: agent.actor(obs), meta)
+@register
+class Reach(CEEnvPolicy):
+    """REACH's rescheduler: one move per decision, the policy network's best valid action."""
 
+    name = "reach"
+    description = "REACH: PPO with invalid-action masking over CEEnv (a trained model)"
+    Args = ReachArgs
 
-def metadata(dyn: Dynamics, args: ReachArgs, app: str, profile: str, testbed: str, curve) -> dict:
-    return rl_metadata("reach", ENV_VERSION, dyn, asdict(args), app, profile, testbed, curve)
+    @classmethod
+    def make_net(cls, meta: dict):
+        return make_agent(meta["obs_dim"], meta["n_actions"], meta["args"]["hidden"])
 
+    @staticmethod
+    def score(agent, obs):
+        return agent.actor(obs)
 
-@register("reach", ReachArgs)
-def _reach(args: ReachArgs):
-    if args.model is None:
-        from harness.errors import UserError
-
-        raise UserError("the reach policy needs a trained model (model=...); make one with 'harness train --policy reach'")
-    return load(args.model)
+    train = staticmethod(train)

@@ -6,19 +6,15 @@ acting and in the bootstrap max, as for REACH, so both agents see the same envir
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
 from harness.policies import register
-from harness.rl.acting import ArgmaxPolicy, load_model, save_model
-from harness.rl.acting import metadata as rl_metadata
+from harness.policies.learned import CEEnvPolicy
 from harness.rl.curves import ReturnTracker
-from harness.sim.ceenv import ENV_ID, CEEnvBatch, Dynamics
-
-save = save_model
+from harness.sim.ceenv import CEEnvBatch, Dynamics
 
 
 @dataclass
@@ -111,19 +107,20 @@ def train(dyn: Dynamics, args: RsdqlArgs, on_progress: Callable[[int, float], No
     return q, curve
 
 
-def load(path: str | Path) -> ArgmaxPolicy:
-    net, meta = load_model(path, lambda m: make_q(m["obs_dim"], m["n_actions"], m["args"]["hidden"]))
-    return ArgmaxPolicy("rsdql", net, lambda qnet, obs: qnet(obs), meta)
+@register
+class Rsdql(CEEnvPolicy):
+    """RSDQL as REACH adapted it: one move per decision, the valid action of highest Q-value."""
 
+    name = "rsdql"
+    description = "RSDQL: DQN with replay over CEEnv, as REACH's baseline (a trained model)"
+    Args = RsdqlArgs
 
-def metadata(dyn: Dynamics, args: RsdqlArgs, app: str, profile: str, testbed: str, curve) -> dict:
-    return rl_metadata("rsdql", ENV_ID.split("/")[1], dyn, asdict(args), app, profile, testbed, curve)
+    @classmethod
+    def make_net(cls, meta: dict):
+        return make_q(meta["obs_dim"], meta["n_actions"], meta["args"]["hidden"])
 
+    @staticmethod
+    def score(qnet, obs):
+        return qnet(obs)
 
-@register("rsdql", RsdqlArgs)
-def _rsdql(args: RsdqlArgs):
-    if args.model is None:
-        from harness.errors import UserError
-
-        raise UserError("the rsdql policy needs a trained model (model=...); make one with 'harness train --policy rsdql'")
-    return load(args.model)
+    train = staticmethod(train)

@@ -1,4 +1,4 @@
-"""Acting with a trained network, saving and loading models: shared by every learned policy."""
+"""Saving and loading trained networks with their metadata: shared by every learned policy."""
 
 from __future__ import annotations
 
@@ -7,27 +7,6 @@ from pathlib import Path
 from typing import Callable
 
 from harness.sim.ceenv import Dynamics
-
-
-class ArgmaxPolicy:
-    """Picks the valid action with the highest score (policy logits or Q-values); Idle -> None."""
-
-    moves = True
-
-    def __init__(self, name: str, net, score: Callable, meta: dict):
-        self.name, self.net, self.score, self.meta = name, net, score, meta
-
-    def next_move(self, dyn: Dynamics, st, b: int):
-        import torch
-
-        from harness.rl.nets import MASKED
-
-        obs = torch.as_tensor(dyn.observe(st)[b:b + 1])
-        mask = torch.as_tensor(dyn.masks(st)[b:b + 1])
-        with torch.no_grad():
-            s = torch.where(mask, self.score(self.net, obs), torch.full((1, dyn.n_actions), MASKED))
-        a = int(s.argmax())
-        return None if a == dyn.n_actions - 1 else divmod(a, dyn.N)
 
 
 def save_model(net, meta: dict, path: Path) -> None:

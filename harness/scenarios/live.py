@@ -22,7 +22,10 @@ from harness.errors import TestbedError
 from harness.loadgen import NO_ENDPOINT, NO_ENDPOINT_PAUSE_S
 from harness.loadgen.process import LoadGenerator, RequestTail
 from harness.metrics import Metrics
-from harness.rescheduler import CycleGuard, Lineage, LiveView, initial_placement, moved_share, place_new, reschedule
+from harness.policies import placer_for
+from harness.policies.contract import Policy
+from harness.rescheduler.live import Lineage, LiveView, initial_placement, moved_share, place_new, reschedule
+from harness.rescheduler.loop import CycleGuard
 from harness.results import summary as summ
 from harness.results.rundir import RunDir
 from harness.spec.app import App
@@ -40,7 +43,7 @@ class Plan:
     profile: Profile
     state: TestbedState
     policy_name: str
-    policy: object
+    policy: Policy
     seed: int | None = None
     repeat: int = 1
 
@@ -71,13 +74,7 @@ class LiveRun:
         self.stop = threading.Event()
         self.lineage = Lineage()
         self.view = LiveView(plan.app, plan.profile, plan.state, cluster)
-        policy = plan.policy
-        if getattr(policy, "moves", False):
-            from harness.policies.heuristics import DefaultArgs, KubeDefault
-
-            self.placer = KubeDefault(DefaultArgs())  # learned reschedulers: the default scheduler places
-        else:
-            self.placer = policy
+        self.placer = placer_for(plan.policy)
         self.live = Live(plan.policy_name, plan.repeat, plan.scenario.duration_s)
         self.failed_nodes: list[str] = []
         self.rtt_before = cluster.rtt_configured()
@@ -109,7 +106,7 @@ class LiveRun:
         for p in pods:
             self.lineage.add(p)
         self.pods_at_start = len(pods)
-        self.event("deploy", placement=placement, placed_by=getattr(self.placer, "name", "?"), scenario=sc.name)
+        self.event("deploy", placement=placement, placed_by=self.placer.name, scenario=sc.name)
         self.record_placement("deploy")
 
     def heal(self, lost: list[Pod], t_fault: float, label: str) -> None:
@@ -201,7 +198,7 @@ class LiveRun:
 
     def rescheduler_loop(self) -> None:
         rs = self.plan.scenario.rescheduler
-        guard = CycleGuard(self.view.dyn)
+        guard = CycleGuard()
         if self.stop.wait(rs.start_s):
             return
         while not self.stop.is_set():
@@ -210,7 +207,7 @@ class LiveRun:
                     return
                 continue
             n = reschedule(self.plan.policy, self.view, self.lock, rs.max_moves, self.event, self.lineage,
-                           lambda: self.stop.is_set() or bool(self.healing), guard)
+                           lambda: self.stop.is_set() or bool(self.healing), guard).moves
             if n:
                 self.moves += n
                 self.live.moves = self.moves

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from harness.errors import UserError
+from harness.policies.contract import Policy
 from harness.results import summary as summ
 from harness.results.rundir import RunDir
 from harness.scenarios.live import Live, LiveRun, Plan
@@ -25,7 +26,6 @@ from harness.spec.testbed_state import state_path
 from harness.testbed.cluster import Cluster
 
 REPO = Path(__file__).resolve().parents[2]
-LEARNED = ("reach", "rsdql")
 
 
 @dataclass
@@ -36,7 +36,7 @@ class Session:
     app_file: Path
     profile: Profile
     profile_file: Path
-    policies: dict[str, tuple[object, Path | None]]  # name -> (policy, model file)
+    policies: dict[str, Policy]  # as named on the command line
     out: Path
 
 
@@ -69,21 +69,10 @@ def find_profile(app: App, testbed: str, override: Path | None) -> Path:
 
 
 def build_policies(names: list[str], app: App, app_file: Path, profile_file: Path, model_dir: Path) -> dict:
-    from harness.policies import build, names as known
+    from harness.policies import build_for_app
 
-    out = {}
-    for n in names:
-        if n not in known():
-            raise UserError(f"unknown policy {n!r} (known: {', '.join(known())})", field="--policy")
-        if n in LEARNED:
-            model = model_dir / f"{n}-{app.name}.pt"
-            if not model.exists():
-                raise UserError(f"no trained {n} model at {model}; make it with: harness train --app {app_file} "
-                                f"--profile {profile_file} --policy {n} --out {model_dir}", field="--policy")
-            out[n] = (build(n, model=str(model)), model)
-        else:
-            out[n] = (build(n), None)
-    return out
+    built = [build_for_app(n, app.name, app_file, profile_file, model_dir) for n in names]
+    return {p.name: p for p in built}  # a module:Class reference runs under the name its class declares
 
 
 def prepare(scenario_ref: str, policies: list[str], state, app_override: Path | None, profile_override: Path | None,
@@ -103,22 +92,22 @@ def prepare(scenario_ref: str, policies: list[str], state, app_override: Path | 
 
 def run_session(cluster: Cluster, state, state_dir: Path, session: Session, repeats: int, seed: int | None,
                 on_tick: Callable[[Live], None] | None = None, on_done: Callable[[dict], None] | None = None) -> list[dict]:
-    from harness.rescheduler import LiveView, check_model_fits
+    from harness.rescheduler.live import LiveView
 
     if cluster.pods():
         raise UserError("an app is deployed; 'harness undeploy' first, so every policy starts from the same testbed")
-    view = LiveView(session.app, session.profile, state, cluster)
-    for name, (policy, _) in session.policies.items():
-        check_model_fits(policy, view, name)
+    view, _ = LiveView(session.app, session.profile, state, cluster).view()
+    for policy in session.policies.values():
+        policy.check(view)
     rows: list[dict] = []
     for r in range(1, repeats + 1):
-        for name, (policy, model) in session.policies.items():
+        for name, policy in session.policies.items():
             out = RunDir(session.out / f"{name}-r{r}")
             out.save_input("app.json", app_to_json(session.app))
             out.copy_input(Path(session.scenario_file), "scenario.yaml")
             out.copy_input(state_path(state_dir), "testbed.yaml")
             out.copy_input(session.profile_file, "profile.json")
-            out.save_policy(name, model)
+            out.save_policy(name, Path(policy.model_file) if policy.model_file else None)
             out.save_harness(REPO, sys.argv)
             plan = Plan(session.scenario, session.app, session.profile, state, name, policy,
                         seed=None if seed is None else seed + r - 1, repeat=r)

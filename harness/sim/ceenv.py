@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import gymnasium as gym
 import numpy as np
 
+from harness.sim import kube_scheduler
 from harness.sim.latency import LatencyModel
 
 ENV_ID = "harness/CEEnv-v0"
@@ -103,8 +104,19 @@ class Dynamics:
         on = st.node[b] >= 0
         np.add.at(cpu, st.node[b][on], self.r_cpu[on])
         np.add.at(mem, st.node[b][on], self.r_mem[on])
-        ok = st.up[b] & (self.C_cpu - cpu >= self.r_cpu[slot] - 1e-9) & (self.C_mem - mem >= self.r_mem[slot] - 1e-9)
+        ok = kube_scheduler.fits(st.up[b], self.C_cpu, self.C_mem, cpu, mem, self.r_cpu[slot], self.r_mem[slot])
         return ok, cpu, mem
+
+    def place_default(self, st: Batch, b: int, slot: int) -> int | None:
+        """Where Kubernetes' default scheduler puts slot's pod (None: nowhere fits); written to ``st``."""
+        _, cpu, mem = self.room(st, b, slot)
+        same = self.slot_service == self.slot_service[slot]
+        peers = np.bincount(st.node[b][same & (st.node[b] >= 0)], minlength=self.N)
+        node = kube_scheduler.default_choice(st.up[b], self.C_cpu, self.C_mem, cpu, mem, self.r_cpu[slot],
+                                             self.r_mem[slot], peers)
+        if node is not None:
+            st.node[b, slot] = node
+        return node
 
     def latency(self, st: Batch) -> np.ndarray:
         return self.model.latency(self.counts(st.node))
@@ -162,10 +174,8 @@ class Dynamics:
             reps = rng.integers(cfg.replicas[0], cfg.replicas[1] + 1, self.S)
         slots = np.concatenate([s * cfg.max_replicas + np.arange(r) for s, r in enumerate(reps)])
         if cfg.start == "default" or (cfg.start == "mix" and rng.random() < 0.5):
-            from harness.policies.heuristics import DefaultArgs, KubeDefault
-
             for slot in slots:
-                KubeDefault(DefaultArgs()).place(self, st, b, slot)
+                self.place_default(st, b, slot)
         else:
             self.place_randomly(st, b, slots, rng)
         if (st.node[b, slots] < 0).any():  # no room: retry with an emptier cluster, every node up

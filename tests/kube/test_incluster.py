@@ -9,7 +9,7 @@ import json
 from harness.policies import build
 from harness.spec.app import load_app
 from harness.spec.profile import load_profile
-from harness.testbed.kube.incluster import json_events, run_service
+from harness.rescheduler.service import json_events, run_service
 from harness.testbed.pods import deploy
 from tests.conftest import REPO
 from tests.kube.fake_apiserver import fake_kube_cluster
@@ -27,7 +27,7 @@ def test_service_binds_unbound_pods_and_moves_out_of_a_bad_placement(tmp_path):
         policy = build("reach", model=str(REPO / "models/reach-chain.pt"))
         view_before = cluster.pods()
         log = io.StringIO()
-        totals = run_service(cluster, profile, policy, "reach", period_s=0.1, max_moves=10, rounds=2,
+        totals = run_service(cluster, profile, policy, period_s=0.1, max_moves=10, rounds=2,
                              on_event=json_events(log))
         after = cluster.pods()
         unbound = cluster.unbound_counts()

@@ -4,10 +4,14 @@ import numpy as np
 import pytest
 
 from harness.errors import UserError
-from harness.policies import build, names
-from harness.policies.reach import ReachArgs, load, metadata, save, train
+from harness.policies import REGISTRY, build, check_declaration, names, placer_for
+from harness.policies.contract import Ability, Move, Policy
+from harness.policies.reach import Reach, ReachArgs
+from harness.rescheduler.evaluate import SimWorld, run_policy, scenario, slots_for
+from harness.rl.acting import save_model
 from harness.sim.ceenv import Dynamics, EnvConfig, default_model
-from harness.sim.evaluate import run_policy, scenario, slots_for
+
+BUILTIN = ["cloud-first", "default", "latency-greedy", "optimal", "reach", "rsdql"]
 
 
 @pytest.fixture(scope="module")
@@ -15,18 +19,42 @@ def dyn():
     return Dynamics(default_model(None, None), EnvConfig())
 
 
-def test_registry_builds_every_policy(tmp_path, dyn):
-    assert names() == ["cloud-first", "default", "latency-greedy", "optimal", "reach", "rsdql"]
-    for n in names():
-        if n in ("reach", "rsdql"):
-            with pytest.raises(UserError, match="harness train"):
-                build(n)
-            continue
-        assert build(n) is not None
+def placed(dyn, name, pods, seed=0):
+    world = SimWorld(dyn, scenario(dyn, pods, seed))
+    world.place(build(name), slots_for(dyn, pods))
+    return world
+
+
+def test_every_policy_declares_what_it_does():
+    """Declared abilities, not probing: placers place, reschedulers plan and name their placer,
+    learned ones train; the registry refuses a class whose declaration and methods disagree."""
+    assert names() == BUILTIN
+    expect = {"default": {"place"}, "cloud-first": {"place"}, "latency-greedy": {"place"}, "optimal": {"plan"},
+              "reach": {"plan", "train"}, "rsdql": {"plan", "train"}}
+    for name, cls in REGISTRY.items():
+        assert {a.value for a in cls.abilities} == expect[name], name
+        if Ability.PLACE not in cls.abilities:
+            assert cls.placed_by in REGISTRY and Ability.PLACE in REGISTRY[cls.placed_by].abilities
+    assert placer_for(build("optimal")).name == "default"
+    assert placer_for(build("cloud-first")).name == "cloud-first"
+
+    class SaysPlanDoesNot(Policy):
+        name, Args, abilities = "liar", ReachArgs, frozenset({Ability.PLAN})
+
+    with pytest.raises(UserError, match="declares 'plan' but does not implement it"):
+        check_declaration(SaysPlanDoesNot)
+
+
+def test_registry_errors_are_one_line_user_errors():
+    for n in ("reach", "rsdql"):
+        with pytest.raises(UserError, match="harness train"):
+            build(n)
     with pytest.raises(UserError, match="unknown policy 'nope'"):
         build("nope")
     with pytest.raises(UserError, match="has no argument"):
         build("default", colour=1)
+    with pytest.raises(UserError, match="max_placements and chunk must be ≥ 1"):  # validate() -> user error
+        build("optimal", chunk=0)
 
 
 def tiers_of(dyn, st):
@@ -35,31 +63,37 @@ def tiers_of(dyn, st):
 
 def test_heuristics_place_where_they_say(dyn):
     for name, expect in (("cloud-first", {"cloud"}), ("latency-greedy", {"edge"})):
-        st = scenario(dyn, 4, seed=0)
-        build(name).place_all(dyn, st, 0, slots_for(dyn, 4))
-        assert set(tiers_of(dyn, st)) == expect, name
-    st = scenario(dyn, 8, seed=0)
-    build("default").place_all(dyn, st, 0, slots_for(dyn, 8))
+        assert set(tiers_of(dyn, placed(dyn, name, 4).st)) == expect, name
+    st = placed(dyn, "default", 8).st
     for s in range(dyn.S):  # two replicas of a service spread over two nodes
         nodes = st.node[0][dyn.slot_service == s]
         nodes = nodes[nodes >= 0]
         assert len(set(nodes)) == 2
 
 
+def test_a_batch_the_cluster_cannot_hold_leaves_pods_pending(dyn):
+    world = SimWorld(dyn, scenario(dyn, 4, seed=0))
+    view = world.view()
+    huge = view.pending("db")
+    huge = type(huge)("db", cpu=float(view.cap_cpu.max()) + 1, memory_mib=1.0, name="db#big")
+    for name in ("default", "cloud-first", "latency-greedy"):
+        assert build(name).place(view, [view.pending("db", "db#1"), huge]) [1] is None, name
+
+
 def test_optimal_equals_brute_force_on_a_tiny_instance(dyn):
-    st = scenario(dyn, 4, seed=3)
-    build("default").place_all(dyn, st, 0, slots_for(dyn, 4))
+    st = placed(dyn, "default", 4, seed=3).st
     assign, best = build("optimal").solve(dyn, st, 0)
     brute = min(dyn.model.latency(np.eye(dyn.N)[list(c)][None])[0] for c in itertools.product(range(dyn.N), repeat=4))
     assert best == pytest.approx(brute)  # 4 pods of 0.5 cores always fit: no capacity cut here
 
 
 def test_reach_learns_saves_and_reloads_identically(tmp_path, dyn):
-    agent, curve = train(dyn, ReachArgs(total_steps=40_000, seed=3))
+    args = ReachArgs(total_steps=40_000, seed=3)
+    agent, curve = Reach.train(dyn, args)
     assert curve[-1][1] > curve[0][1]  # it learns something in 20k steps
     path = tmp_path / "reach-chain.pt"
-    save(agent, metadata(dyn, ReachArgs(total_steps=40_000, seed=3), "chain", "p", "t", curve), path)
-    a, b = load(path), load(path)
+    save_model(agent, Reach.metadata(dyn, args, "chain", "p", "t", curve), path)
+    a, b = Reach.load(path), build("reach", model=str(path))
     r1 = run_policy(dyn, a, "reach", 12, [0, 1, 2])
     r2 = run_policy(dyn, b, "reach", 12, [0, 1, 2])
     assert r1 == r2
@@ -68,46 +102,60 @@ def test_reach_learns_saves_and_reloads_identically(tmp_path, dyn):
     assert a.meta["env_version"] == "CEEnv-v0" and a.meta["seed"] == 3
 
 
-def test_rsdql_learns_saves_and_reloads_identically(tmp_path, dyn):
-    from harness.policies import rsdql
+def test_a_model_from_another_env_version_is_refused(tmp_path, dyn):
+    args = ReachArgs(total_steps=1024, num_envs=16, num_steps=64)
+    agent, curve = Reach.train(dyn, args)
+    meta = Reach.metadata(dyn, args, "chain", "p", "t", curve) | {"env_version": "CEEnv-v9"}
+    save_model(agent, meta, tmp_path / "old.pt")
+    with pytest.raises(UserError, match="trained in CEEnv-v9"):
+        build("reach", model=str(tmp_path / "old.pt"))
 
-    q, curve = rsdql.train(dyn, rsdql.RsdqlArgs(total_steps=30_000, seed=2))
+
+def test_rsdql_learns_saves_and_reloads_identically(tmp_path, dyn):
+    from harness.policies.rsdql import Rsdql, RsdqlArgs
+
+    q, curve = Rsdql.train(dyn, RsdqlArgs(total_steps=30_000, seed=2))
     assert curve[-1][1] > curve[0][1]
     path = tmp_path / "rsdql-chain.pt"
-    rsdql.save(q, rsdql.metadata(dyn, rsdql.RsdqlArgs(seed=2), "chain", "p", "t", curve), path)
+    save_model(q, Rsdql.metadata(dyn, RsdqlArgs(seed=2), "chain", "p", "t", curve), path)
     a, b = build("rsdql", model=str(path)), build("rsdql", model=str(path))
     assert run_policy(dyn, a, "rsdql", 12, [0, 1]) == run_policy(dyn, b, "rsdql", 12, [0, 1])
     assert a.meta["policy"] == "rsdql" and a.meta["args"]["exploration_fraction"] == 0.1
 
 
-def test_optimal_moves_reach_the_optimum_it_found(dyn):
+def test_optimal_plan_reaches_the_optimum_it_found(dyn):
     opt = build("optimal")
-    st = scenario(dyn, 8, seed=1)
-    build("default").place_all(dyn, st, 0, slots_for(dyn, 8))
-    _, best = opt.solve(dyn, st, 0)
-    for _ in range(20):
-        move = opt.next_move(dyn, st, 0)
-        if move is None:
-            break
-        st.node[0, move[0]] = move[1]
-    assert dyn.latency(st)[0] == pytest.approx(best)
+    world = placed(dyn, "default", 8, seed=1)
+    _, best = opt.solve(dyn, world.st, 0)
+    view = world.view()
+    plan = opt.plan(view)
+    assert plan and all(isinstance(m, Move) for m in plan)
+    for m in plan:
+        view = view.after(m)
+    assert view.latency_ms() == pytest.approx(best)
+    assert opt.plan(view) == []  # at the placement its plan leads to, it is idle without searching again
 
 
 def test_evaluate_shows_reschedulers_the_latency_they_act_on(dyn):
     """The observation's last feature is the current latency, as in training and in the live loop."""
+    from harness.policies.ceenv_state import to_ceenv
+    from harness.policies.contract import NoArgs
 
-    class Recorder:
-        moves = True
+    class Recorder(Policy):
+        name, Args, abilities = "recorder", NoArgs, frozenset({Ability.PLAN})
 
         def __init__(self):
+            super().__init__(NoArgs())
             self.seen = []
 
-        def next_move(self, dyn, st, b):
-            self.seen.append((float(dyn.observe(st)[b, -1]) * 1000, float(dyn.latency(st)[b])))
+        def plan(self, view):
+            d, st, names = to_ceenv(view)
+            self.seen.append((float(d.observe(st)[0, -1]) * 1000, view.latency_ms()))
             if len(self.seen) > 3:
-                return None
-            slot = len(self.seen) * dyn.cfg.max_replicas  # one pod of each later service: no placement repeats
-            return slot, int(np.flatnonzero(dyn.masks(st)[b, slot * dyn.N:(slot + 1) * dyn.N])[0])
+                return []
+            slot = len(self.seen) * d.cfg.max_replicas  # one pod of each later service: no placement repeats
+            node = int(np.flatnonzero(d.masks(st)[0, slot * d.N:(slot + 1) * d.N])[0])
+            return [Move(names[slot], view.nodes[node].name)]
 
     rec = Recorder()
     run_policy(dyn, rec, "recorder", 12, [0])

@@ -1,0 +1,318 @@
+"""The policy contract: what a policy is, what it sees, and what it answers.
+
+A policy is a class with a ``name``, a typed ``Args`` dataclass and declared ``abilities``:
+
+- ``place``: given the cluster and the pods waiting to be placed (one or a batch), a node for
+  each, or ``None`` to leave that pod pending (rejected) when nothing fits. Initial deployment,
+  self-healing, autoscaling and request streams all go through it.
+- ``plan``: given the cluster as it is, a list of moves (one for REACH or RSDQL, several for
+  ``optimal`` or KubeDSM); an empty list means idle. The one move loop
+  (:mod:`harness.rescheduler.loop`) applies them, make-before-break live, in the simulator's
+  state in ``harness evaluate``, and asks again when the plan is used up.
+- ``train``: a learned policy also has ``train`` and a model file (see
+  :class:`harness.policies.learned.CEEnvPolicy`).
+
+What a policy sees is a :class:`ClusterView`: read-only nodes (tier, capacity, what is used),
+pods (service, node, requests), the app's call graph, and the simulator's latency model built
+from the profile and the RTTs. A policy trained in CEEnv turns the view into CEEnv's arrays itself
+(:func:`harness.policies.ceenv_state.to_ceenv`); another may build any other model of the world
+from the same view.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+from typing import ClassVar, Sequence
+
+import numpy as np
+
+from harness.errors import UserError
+from harness.sim.latency import LatencyModel
+from harness.spec.app import App
+
+
+class Ability(str, enum.Enum):
+    PLACE = "place"
+    PLAN = "plan"
+    TRAIN = "train"
+
+
+@dataclass(frozen=True)
+class NodeView:
+    name: str
+    type: str
+    tier: str
+    cpus: float  # logical cores the scheduler counts
+    memory_mib: float
+    up: bool
+    used_cpu: float  # by the listed pods and by anything else (background load)
+    used_memory_mib: float
+    background_cpu: float = 0.0  # the part of used_cpu that is not the listed pods
+    background_memory_mib: float = 0.0
+
+    @property
+    def free_cpu(self) -> float:
+        return self.cpus - self.used_cpu
+
+    @property
+    def free_memory_mib(self) -> float:
+        return self.memory_mib - self.used_memory_mib
+
+
+@dataclass(frozen=True)
+class PodView:
+    name: str
+    service: str
+    node: str
+    cpu: float  # requested cores
+    memory_mib: float
+
+
+@dataclass(frozen=True)
+class PendingPod:
+    """A pod waiting for a node: a new replica, one lost with its node, or a scale-up."""
+
+    service: str
+    cpu: float
+    memory_mib: float
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Move:
+    pod: str  # a PodView's name
+    node: str
+
+
+class CannotPlan(Exception):
+    """The policy cannot handle this cluster (e.g. an exact search beyond its size limit)."""
+
+
+EPS = 1e-9  # capacity comparisons: a pod that exactly fills a node fits
+
+
+@dataclass(frozen=True, eq=False)
+class ClusterView:
+    """The cluster as a policy sees it; never changed in place (``with_pod`` and ``after`` return
+    new views). ``nodes`` are the nodes pods may run on (clients excluded), in the latency
+    model's order; arrays (``cap_cpu``, ``used_cpu``, ...) follow the same order."""
+
+    app: App
+    model: LatencyModel
+    nodes: tuple[NodeView, ...]
+    pods: tuple[PodView, ...]
+    _index: dict[str, int] = field(init=False, repr=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "_index", {n.name: i for i, n in enumerate(self.nodes)})
+
+    # ------------------------------------------------------------ building
+    @classmethod
+    def build(cls, app: App, model: LatencyModel, up: Sequence[bool], pods: Sequence[PodView],
+              background_cpu: Sequence[float] | None = None, background_memory_mib: Sequence[float] | None = None):
+        """A view from the pods and what else uses each node (background load, sim scenarios)."""
+        topo = model.topo
+        n = len(topo.nodes)
+        cpu = np.array(background_cpu if background_cpu is not None else np.zeros(n), float)
+        mem = np.array(background_memory_mib if background_memory_mib is not None else np.zeros(n), float)
+        index = {name: i for i, name in enumerate(topo.nodes)}
+        for p in pods:  # one addition at a time, in pod order: the sums the simulator makes
+            i = index[p.node]
+            cpu[i] += p.cpu
+            mem[i] += p.memory_mib
+        bg_cpu = background_cpu if background_cpu is not None else np.zeros(n)
+        bg_mem = background_memory_mib if background_memory_mib is not None else np.zeros(n)
+        nodes = tuple(NodeView(name, topo.node_types[i], topo.tiers[i], float(topo.cpus[i]), float(topo.memory_mib[i]),
+                               bool(up[i]), float(cpu[i]), float(mem[i]), float(bg_cpu[i]), float(bg_mem[i]))
+                      for i, name in enumerate(topo.nodes))
+        return cls(app, model, nodes, tuple(pods))
+
+    # ------------------------------------------------------------ lookups
+    def index(self, node: str) -> int:
+        return self._index[node]
+
+    def node(self, name: str) -> NodeView:
+        return self.nodes[self._index[name]]
+
+    def pod(self, name: str) -> PodView | None:
+        for p in self.pods:
+            if p.name == name:
+                return p
+        return None
+
+    def pods_of(self, service: str) -> list[PodView]:
+        return [p for p in self.pods if p.service == service]
+
+    @property
+    def cap_cpu(self) -> np.ndarray:
+        return np.array([n.cpus for n in self.nodes])
+
+    @property
+    def cap_memory_mib(self) -> np.ndarray:
+        return np.array([n.memory_mib for n in self.nodes])
+
+    @property
+    def used_cpu(self) -> np.ndarray:
+        return np.array([n.used_cpu for n in self.nodes])
+
+    @property
+    def used_memory_mib(self) -> np.ndarray:
+        return np.array([n.used_memory_mib for n in self.nodes])
+
+    @property
+    def background_cpu(self) -> np.ndarray:
+        return np.array([n.background_cpu for n in self.nodes])
+
+    @property
+    def background_memory_mib(self) -> np.ndarray:
+        return np.array([n.background_memory_mib for n in self.nodes])
+
+    @property
+    def up(self) -> np.ndarray:
+        return np.array([n.up for n in self.nodes])
+
+    @property
+    def rtt(self) -> np.ndarray:
+        """(N, N) round-trip ms between the nodes."""
+        return self.model.topo.rtt
+
+    @property
+    def user_rtt(self) -> np.ndarray:
+        """(N,) round-trip ms between the user (the client nodes) and each node."""
+        return self.model.topo.user_rtt
+
+    def request(self, service: str) -> tuple[float, float]:
+        """(cores, MiB) a pod of ``service`` requests."""
+        return self.app.cpu_request(service), self.app.memory_request(service)
+
+    def pending(self, service: str, name: str = "") -> PendingPod:
+        cpu, mem = self.request(service)
+        return PendingPod(service, cpu, mem, name)
+
+    # ------------------------------------------------------------ rules
+    def fits(self, cpu: float, memory_mib: float) -> np.ndarray:
+        """(N,) bool: nodes that are up and have room for a pod with these requests."""
+        return self.up & (self.cap_cpu - self.used_cpu >= cpu - EPS) & \
+            (self.cap_memory_mib - self.used_memory_mib >= memory_mib - EPS)
+
+    def valid(self, move: Move) -> bool:
+        """A move the cluster can make: the pod exists, the node is another, up, with room."""
+        pod = self.pod(move.pod)
+        if pod is None or move.node not in self._index or move.node == pod.node:
+            return False
+        return bool(self.fits(pod.cpu, pod.memory_mib)[self._index[move.node]])
+
+    # ------------------------------------------------------------ derived views
+    def with_pod(self, pod: PendingPod, node: str, name: str | None = None) -> "ClusterView":
+        """This view with ``pod`` placed on ``node`` (placing a batch one pod after another)."""
+        placed = PodView(name or pod.name or f"{pod.service}#{len(self.pods)}", pod.service, node, pod.cpu, pod.memory_mib)
+        nodes = list(self.nodes)
+        i = self._index[node]
+        nodes[i] = replace(nodes[i], used_cpu=nodes[i].used_cpu + pod.cpu,
+                           used_memory_mib=nodes[i].used_memory_mib + pod.memory_mib)
+        return ClusterView(self.app, self.model, tuple(nodes), self.pods + (placed,))
+
+    def after(self, move: Move) -> "ClusterView":
+        """This view with the move made (the pod keeps its name)."""
+        pod = self.pod(move.pod)
+        nodes = list(self.nodes)
+        i, j = self._index[pod.node], self._index[move.node]
+        nodes[i] = replace(nodes[i], used_cpu=nodes[i].used_cpu - pod.cpu,
+                           used_memory_mib=nodes[i].used_memory_mib - pod.memory_mib)
+        nodes[j] = replace(nodes[j], used_cpu=nodes[j].used_cpu + pod.cpu,
+                           used_memory_mib=nodes[j].used_memory_mib + pod.memory_mib)
+        pods = tuple(replace(p, node=move.node) if p.name == move.pod else p for p in self.pods)
+        return ClusterView(self.app, self.model, tuple(nodes), pods)
+
+    # ------------------------------------------------------------ the model
+    def counts(self) -> np.ndarray:
+        """(S, N) replicas of each service (the model's order) on each node."""
+        X = np.zeros((self.model.S, len(self.nodes)))
+        for p in self.pods:
+            if p.service in self.model.index:
+                X[self.model.index[p.service], self._index[p.node]] += 1
+        return X
+
+    def key(self) -> bytes:
+        """What identifies a placement (which pod of a service is where does not matter)."""
+        return self.counts().astype(np.int16).tobytes()
+
+    def latency_ms(self) -> float | None:
+        """The model's end-to-end latency; None while a service has no pod."""
+        X = self.counts()
+        if (X.sum(axis=1) == 0).any():
+            return None
+        return float(self.model.latency(X)[0])
+
+    def placement(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {s: [] for s in self.app.services}
+        for p in self.pods:
+            out.setdefault(p.service, []).append(p.node)
+        return out
+
+
+class Policy:
+    """Base class of every policy. Subclasses set the class attributes and override ``place``
+    and/or ``plan`` as their abilities say; ``harness.policies.register`` checks that they do."""
+
+    name: ClassVar[str]
+    description: ClassVar[str] = ""
+    Args: ClassVar[type]  # a dataclass; its fields are the policy's arguments
+    abilities: ClassVar[frozenset[Ability]]
+    # a rescheduler that cannot place names the policy that places its new pods
+    placed_by: ClassVar[str] = "default"
+
+    def __init__(self, args):
+        self.args = args
+
+    def place(self, view: ClusterView, pods: Sequence[PendingPod]) -> list[str | None]:
+        raise NotImplementedError(f"{self.name} does not place pods")
+
+    def plan(self, view: ClusterView) -> list[Move]:
+        raise NotImplementedError(f"{self.name} does not reschedule")
+
+    def check(self, view: ClusterView) -> None:
+        """Refuse a cluster this policy cannot act on (a UserError), before a run starts."""
+
+    @property
+    def model_file(self) -> str | None:
+        """The trained model this policy acts with, if any (recorded with every run)."""
+        return getattr(self.args, "model", None)
+
+    def can(self, ability: Ability) -> bool:
+        return ability in self.abilities
+
+
+class OneAtATime(Policy):
+    """A placer that decides each pod alone, seeing the pods placed before it in the batch."""
+
+    abilities = frozenset({Ability.PLACE})
+
+    def choose(self, view: ClusterView, pod: PendingPod) -> str | None:
+        raise NotImplementedError
+
+    def place(self, view: ClusterView, pods: Sequence[PendingPod]) -> list[str | None]:
+        out: list[str | None] = []
+        for pod in pods:
+            node = self.choose(view, pod)
+            if node is not None:
+                view = view.with_pod(pod, node)
+            out.append(node)
+        return out
+
+
+@dataclass
+class NoArgs:
+    pass
+
+
+def validate_args(policy: str, args) -> None:
+    """An Args dataclass may check itself (``validate()`` raising ValueError): a user error."""
+    check = getattr(args, "validate", None)
+    if check is None:
+        return
+    try:
+        check()
+    except ValueError as exc:
+        raise UserError(str(exc), field=f"policy {policy}") from None

@@ -1,0 +1,101 @@
+"""Reschedulers learned in CEEnv: what REACH, RSDQL and any new CEEnv agent share.
+
+A learned policy is one class (see ``reach.py``): its ``Args`` (the model to act with and the
+training hyperparameters, CleanRL's one dataclass per entry point), ``train`` (the algorithm, top
+to bottom), ``make_net`` (the empty network for a model's metadata) and ``score`` (logits or
+Q-values of the valid actions). Everything else — acting on a ClusterView, saving and loading the
+model with its metadata, checking that a model fits the cluster, ``harness train``'s flags — is
+here and in ``harness.rl``, for every learned policy alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Callable, ClassVar
+
+from harness.errors import UserError
+from harness.policies.ceenv_state import to_ceenv
+from harness.policies.contract import Ability, ClusterView, Move, Policy
+from harness.sim.ceenv import ENV_ID, Dynamics
+
+ENV_VERSION = ENV_ID.split("/")[1]
+
+
+class CEEnvPolicy(Policy):
+    """Acts with a trained network: the valid action with the highest score; Idle -> no move."""
+
+    abilities = frozenset({Ability.PLAN, Ability.TRAIN})
+    placed_by = "default"
+    env_version: ClassVar[str] = ENV_VERSION
+
+    def __init__(self, args):
+        super().__init__(args)
+        if args.model is None:
+            raise UserError(f"the {self.name} policy needs a trained model (model=...); make one with "
+                            f"'harness train --policy {self.name}'")
+        from harness.rl.acting import load_model
+
+        self.net, self.meta = load_model(args.model, self.make_net)
+        if self.meta.get("policy") not in (None, self.name):
+            raise UserError(f"the model was trained for policy {self.meta['policy']!r}, not {self.name!r}",
+                            source=str(args.model))
+        if self.meta.get("env_version") != self.env_version:
+            raise UserError(f"the model was trained in {self.meta.get('env_version')}, this harness has "
+                            f"{self.env_version}; train it again", source=str(args.model))
+
+    # ------------------------------------------------------------ what a subclass gives
+    @classmethod
+    def make_net(cls, meta: dict):
+        """The empty network for a model's metadata (obs_dim, n_actions, args)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def score(net, obs):
+        """(B, n_actions) scores of every action; the highest valid one is taken."""
+        raise NotImplementedError
+
+    @classmethod
+    def train(cls, dyn: Dynamics, args, on_progress: Callable[[int, float], None] | None = None) -> tuple[Any, list]:
+        """(network, learning curve rows (env steps, mean return, seconds))."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ shared
+    @property
+    def max_replicas(self) -> int:
+        return int(self.meta["max_replicas"])
+
+    def check(self, view: ClusterView) -> None:
+        """A model sees a fixed number of nodes and slots: refuse one trained for another cluster."""
+        dyn, _, _ = to_ceenv(view, self.max_replicas)
+        want = (self.meta.get("obs_dim"), self.meta.get("n_actions"))
+        have = (dyn.obs_dim, dyn.n_actions)
+        if want != have:
+            raise UserError(f"the {self.name} model was trained for {want[1] - 1} pod-node moves, this testbed and "
+                            f"app have {have[1] - 1}; train it on this testbed's profile", field="--policy")
+
+    def plan(self, view: ClusterView) -> list[Move]:
+        import torch
+
+        from harness.rl.nets import MASKED
+
+        dyn, st, names = to_ceenv(view, self.max_replicas)
+        obs = torch.as_tensor(dyn.observe(st))
+        mask = torch.as_tensor(dyn.masks(st))
+        with torch.no_grad():
+            s = torch.where(mask, self.score(self.net, obs), torch.full((1, dyn.n_actions), MASKED))
+        a = int(s.argmax())
+        if a == dyn.n_actions - 1:
+            return []
+        slot, node = divmod(a, dyn.N)
+        return [Move(names[slot], view.nodes[node].name)]
+
+    @classmethod
+    def metadata(cls, dyn: Dynamics, args, app: str, profile: str, testbed: str, curve: list) -> dict:
+        from harness.rl.acting import metadata
+
+        return metadata(cls.name, cls.env_version, dyn, asdict(args), app, profile, testbed, curve)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "CEEnvPolicy":
+        return cls(cls.Args(model=str(path)))

@@ -1,0 +1,178 @@
+"""The live cluster as the move loop's world, and the placement of new pods on it.
+
+``LiveView`` turns the running cluster into a ClusterView: its pods (oldest first), the nodes up
+or down, no background load (on a testbed the only load the scheduler accounts for is the pods'
+requests), and the latency model built from the profile and the RTTs the testbed has now.
+``LiveWorld`` makes each move make-before-break; ``reschedule`` is one round of the one move
+loop on it; ``place_new`` starts pods where the placer says (self-healing, scale-ups).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from harness.errors import TestbedError
+from harness.policies.contract import ClusterView, Move, PendingPod, PodView, Policy
+from harness.rescheduler.loop import CycleGuard, MoveFailed, Round, run_round
+from harness.sim.topology import model_for
+from harness.spec.app import App
+from harness.spec.profile import Profile
+from harness.spec.testbed_state import TestbedState
+from harness.testbed.cluster import Cluster
+from harness.testbed.pods import Pod, move_pod
+
+Event = Callable[..., None]  # on_event(kind, **detail)
+
+
+class LiveView:
+    def __init__(self, app: App, profile: Profile, state: TestbedState, cluster: Cluster):
+        self.app, self.profile, self.state, self.cluster = app, profile, state, cluster
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Rebuild the model from the RTTs the testbed has now (after a latency change)."""
+        state = self.state.model_copy(update={"rtt_configured_ms": self.cluster.rtt_configured()})
+        self.model = model_for(self.app, self.profile, state, rtt="configured")
+        self.nodes = list(self.model.topo.nodes)
+
+    def view(self) -> tuple[ClusterView, dict[str, Pod]]:
+        """The cluster as a policy sees it, and the Pod behind each pod name."""
+        pods = {p.name: p for p in self.cluster.pods() if p.node in self.nodes}
+        views = [PodView(p.name, p.service, p.node, *self._request(p.service)) for p in pods.values()
+                 if p.service in self.app.services]
+        up = [self.cluster.node_up(n) for n in self.nodes]
+        return ClusterView.build(self.app, self.model, up, views), pods
+
+    def _request(self, service: str) -> tuple[float, float]:
+        return self.app.cpu_request(service), self.app.memory_request(service)
+
+    def predicted_ms(self) -> float | None:
+        """The model's latency for the current pods; None while a service has no pod (the app
+        cannot answer, the model has no value)."""
+        return self.view()[0].latency_ms()
+
+    def placement(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {s: [] for s in self.app.services}
+        for pod in self.cluster.pods():
+            out.setdefault(pod.service, []).append(pod.node)
+        return out
+
+
+@dataclass
+class Lineage:
+    """Which original pod each live pod descends from (moves replace pods), for the moved-pod share."""
+
+    root: dict[str, str] = field(default_factory=dict)
+    moved: set[str] = field(default_factory=set)
+
+    def add(self, pod: Pod) -> None:
+        self.root.setdefault(pod.name, pod.name)
+
+    def replaced(self, old: Pod, new: Pod) -> None:
+        self.root[new.name] = self.root.get(old.name, old.name)
+        self.moved.add(self.root[new.name])
+
+
+class LiveWorld:
+    """Moves on the live cluster: make-before-break, holding ``lock`` (self-healing and scaling
+    take it too, so no decision is made on a stale view)."""
+
+    def __init__(self, live: LiveView, lock: threading.Lock, lineage: Lineage):
+        self.live, self.lock, self.lineage = live, lock, lineage
+        self._pods: dict[str, Pod] = {}
+
+    def view(self) -> ClusterView:
+        view, self._pods = self.live.view()
+        return view
+
+    def apply(self, move: Move, view: ClusterView) -> dict:
+        pod = self._pods[move.pod]
+        t = time.monotonic()
+        try:
+            new = move_pod(self.live.cluster, pod, move.node)
+        except TestbedError as exc:
+            raise MoveFailed(str(exc)) from None
+        self.lineage.replaced(pod, new)
+        return {"new_pod": new.name, "seconds": round(time.monotonic() - t, 3)}
+
+    def turn(self):
+        return self.lock
+
+
+def reschedule(policy: Policy, live: LiveView, lock: threading.Lock, max_moves: int, on_event: Event,
+               lineage: Lineage, should_stop: Callable[[], bool] = lambda: False,
+               guard: CycleGuard | None = None) -> Round:
+    """One round of the move loop on the live cluster (``should_stop``: the run ends, or
+    self-healing waits: rescheduling comes after it, as in REACH §VII-D)."""
+    return run_round(policy, LiveWorld(live, lock, lineage), max_moves, guard, on_event, should_stop)
+
+
+def place_new(placer: Policy, live: LiveView, services: list[str], lock: threading.Lock, on_event: Event,
+              lineage: Lineage, reason: str, prefer: list[str | None] | None = None, timeout: float = 30) -> list[Pod]:
+    """Start one pod per entry of ``services`` where ``placer`` says (self-healing, scale-up), or
+    on the ``prefer``red node when it is up and has room (a crashed pod restarts where it was, as
+    kubelet restarts a container). All start at once and are published when ready. The lock is held
+    throughout: the rescheduler acts only after the pods serve, never on half-started ones."""
+    started: list[Pod] = []
+    ready: list[Pod] = []
+    with lock:
+        view, _ = live.view()
+        pending = [view.pending(s, f"{s}#new{i}") for i, s in enumerate(services)]
+        where: list[str | None] = [None] * len(pending)
+        ask = []
+        for i, pod in enumerate(pending):
+            want = prefer[i] if prefer else None
+            if want in live.nodes and view.fits(pod.cpu, pod.memory_mib)[view.index(want)]:
+                where[i] = want
+                view = view.with_pod(pod, want)
+            else:
+                ask.append(i)
+        if ask:
+            for i, node in zip(ask, placer.place(view, [pending[i] for i in ask])):
+                where[i] = node
+        for pod, node in zip(pending, where):
+            if node is None:
+                on_event("pending", service=pod.service, reason=reason, detail="no node has room")
+                continue
+            started.append(live.cluster.start_pod(pod.service, node))
+        deadline = time.monotonic() + timeout
+        for pod in started:
+            try:
+                live.cluster.wait_ready(pod, max(0.1, deadline - time.monotonic()))
+            except TestbedError as exc:
+                on_event("start-failed", pod=pod.name, service=pod.service, node=pod.node, error=str(exc)[:200])
+                live.cluster.stop_pod(pod, drain_seconds=0)
+                continue
+            lineage.add(pod)
+            ready.append(pod)
+        live.cluster.publish()
+    return ready
+
+
+def initial_placement(placer: Policy, live: LiveView, replicas: dict[str, int]) -> dict[str, list[str]]:
+    """Where each replica goes at deployment: one batch for ``placer`` on the empty cluster, replica
+    by replica across services, as kube-scheduler sees a ReplicaSet's pods arrive."""
+    view, _ = live.view()
+    view = ClusterView.build(view.app, view.model, view.up, [])  # the app is not deployed yet
+    order: list[PendingPod] = []
+    for r in range(max(replicas.values())):
+        for service, n in replicas.items():
+            if r < n:
+                order.append(view.pending(service, f"{service}#{r + 1}"))
+    out: dict[str, list[str]] = {s: [] for s in replicas}
+    for pod, node in zip(order, placer.place(view, order)):
+        if node is None:
+            raise TestbedError(f"no node has room for replica {pod.name.split('#')[1]} of {pod.service} "
+                               f"(placed by {placer.name})")
+        out[pod.service].append(node)
+    return out
+
+
+def moved_share(lineage: Lineage) -> float:
+    """Share of the pods the run had (at deployment, or created by self-healing and scaling;
+    a moved or restarted pod counts as the pod it replaced) that the rescheduler moved."""
+    pods = set(lineage.root.values())
+    return len(lineage.moved) / len(pods) if pods else 0.0
