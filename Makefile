@@ -28,12 +28,14 @@ demo: setup
 # after the other). Table V plus entropy 0.01, half the episodes starting after a node failure,
 # a quarter at the largest deployment; seed 2 was chosen among the seeds tried by
 # `benchmarks/reach_quality.py --first-scenario 100` (scenarios other than the reported ones).
-TRAIN = $(HARNESS) train --policy reach --steps 3000000 --seed 2 --ent-coef 0.01 --failed-at-start 0.5 \
-	  --large-share 0.25 --out models
+TRAIN = $(HARNESS) train --policy reach --total-steps 3000000 --seed 2 --ent-coef 0.01 --failed-at-start 0.5 \
+	  --large-share 0.25 --out models --force
 models: setup
-	$(TRAIN) --app workloads/chain.json --profile profiles/chain.reach-local.json
-	$(TRAIN) --app workloads/aggregator-sequential.json --profile profiles/aggregator-sequential.reach-local.json
-	$(TRAIN) --app workloads/aggregator-parallel.json --profile profiles/aggregator-parallel.reach-local.json
+	$(TRAIN) --app workloads/chain.json --profile profiles/chain.reach-local.json --name reach-chain
+	$(TRAIN) --app workloads/aggregator-sequential.json --profile profiles/aggregator-sequential.reach-local.json \
+	  --name reach-aggregator-sequential
+	$(TRAIN) --app workloads/aggregator-parallel.json --profile profiles/aggregator-parallel.reach-local.json \
+	  --name reach-aggregator-parallel
 	$(VENV)/bin/python benchmarks/reach_quality.py
 
 # The whole test suite, slow and root tests included (see README).

@@ -42,7 +42,12 @@ def _root(
 
 
 def _register() -> None:
-    from harness.cli import apps, kube, run, sim, testbed  # noqa: F401  (commands register themselves on `app`)
+    # each module registers its command(s) on `app`; imported in the order of a session, which --help follows
+    import importlib
+
+    for name in ("provision", "status", "teardown", "validate", "deploy", "profile", "predict", "train", "evaluate",
+                 "scenarios", "run", "report", "reschedule"):
+        importlib.import_module(f"harness.cli.{name}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,23 +1,14 @@
-"""scenarios, run."""
+"""harness run: a scenario played live for each policy, with a comparison at the end."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Optional
 
+
 import typer
 
 from harness.cli.main import app
-
-
-@app.command()
-def scenarios() -> None:
-    """List the built-in scenarios (give 'harness run' a name from here, or a scenario file's path)."""
-    from harness.spec.scenario import builtin_names, load_scenario
-
-    for name in builtin_names():
-        sc, _ = load_scenario(name)
-        print(f"{name:15s} {sc.description}")
 
 
 def _render(live):
@@ -84,34 +75,3 @@ def run(
     for r in rows + mean_rows(rows):
         table.add_row(*(fmt(r.get(c)) for c in COLUMNS))
     console.print(table)
-
-
-@app.command()
-def report(
-    inputs: list[Path] = typer.Argument(..., help="Run directories, session directories (results/<utc>-<scenario>/), "
-                                        "or 'harness evaluate' output (CSV/JSON)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Folder for report.html, PNGs and tables "
-                                       "(default: <first input>/report)."),
-    baseline: Optional[str] = typer.Option("default", "--baseline", help="Policy the others are compared with."),
-    threshold_ms: float = typer.Option(250.0, "--threshold-ms", min=0, help="Latency threshold for the 'share under' column."),
-) -> None:
-    """Plots, tables and one self-contained HTML report: latency over time with faults, moves and
-    scale events marked (REACH Figs. 9-10), RPS over time (Fig. 11), latency CDF and tails, mean
-    with 95 % CI across repeats and the improvement over the baseline, simulator vs real per
-    placement, and Fig. 8-style bars for 'harness evaluate' output. Missing or corrupt files are
-    named in the report and in problems.txt; the rest is still built."""
-    import time
-
-    from harness.errors import UserError
-    from harness.results.collect import find
-    from harness.results.report import build
-
-    t = time.monotonic()
-    col = find(inputs)
-    if not col.runs and not col.evaluations:
-        raise UserError("nothing to report: " + "; ".join(col.problems), field="inputs")
-    target = out or (inputs[0] if inputs[0].is_dir() else inputs[0].parent) / "report"
-    page = build(col, target, baseline, threshold_ms)
-    for p in col.problems:
-        print(f"warning: {p}")
-    print(f"report of {len(col.runs)} run(s) and {len(col.evaluations)} evaluation(s) in {time.monotonic() - t:.1f}s: {page}")

@@ -10,6 +10,7 @@ here and in ``harness.rl``, for every learned policy alike.
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, ClassVar
@@ -99,3 +100,29 @@ class CEEnvPolicy(Policy):
     @classmethod
     def load(cls, path: str | Path) -> "CEEnvPolicy":
         return cls(cls.Args(model=str(path)))
+
+
+def model_name(policy: str, app: str, seed: int, when: float) -> str:
+    """Every trained model names itself: policy, app, seed and UTC time (never another's name)."""
+    return f"{policy}-{app}-seed{seed}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(when))}"
+
+
+def train_and_save(cls: type[CEEnvPolicy], dyn: Dynamics, args, app: str, profile: str, testbed: str, out_dir: Path,
+                   name: str | None = None, force: bool = False,
+                   on_progress: Callable[[int, float], None] | None = None) -> tuple[Path, list]:
+    """Train ``cls`` in ``dyn``, save the model with its metadata and learning curve (CSV, PNG) as
+    ``out_dir/<name>.pt``; refuses to replace an existing model unless ``force``."""
+    from harness.rl.acting import save_model
+    from harness.rl.curves import write_curve
+
+    started = time.time()
+    path = out_dir / f"{name or model_name(cls.name, app, args.seed, started)}.pt"
+    if path.exists() and not force:
+        raise UserError("a model of that name exists; choose another --name, or --force to replace it",
+                        source=str(path))
+    net, curve = cls.train(dyn, args, on_progress)
+    meta = cls.metadata(dyn, args, app, profile, testbed, curve)
+    meta.update(name=path.stem, trained_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)))
+    save_model(net, meta, path)
+    write_curve(curve, path.with_suffix(".curve.csv"), path.with_suffix(".curve.png"), f"{cls.name} on {app}")
+    return path, curve

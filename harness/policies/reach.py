@@ -18,25 +18,26 @@ from harness.policies import register
 from harness.policies.learned import CEEnvPolicy
 from harness.rl.curves import ReturnTracker
 from harness.sim.ceenv import CEEnvBatch, Dynamics
+from harness.spec.args import arg
 
 
 @dataclass
 class ReachArgs:
-    model: str | None = None  # a trained model to load (for acting)
-    total_steps: int = 300_000
-    num_envs: int = 16
-    num_steps: int = 64  # rollout length per env per update
-    learning_rate: float = 3e-4
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    clip: float = 0.2
-    minibatch: int = 64
-    update_epochs: int = 4
-    ent_coef: float = 0.0
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    hidden: int = 64
-    seed: int = 1
+    model: str | None = arg(None, "a trained model to act with")
+    total_steps: int = arg(300_000, "environment steps to train for")
+    num_envs: int = arg(16, "CEEnv environments stepped together")
+    num_steps: int = arg(64, "rollout length per environment per update")
+    learning_rate: float = arg(3e-4, "Adam learning rate (Table V)")
+    gamma: float = arg(0.99, "discount (Table V)")
+    gae_lambda: float = arg(0.95, "GAE lambda")
+    clip: float = arg(0.2, "PPO clip range (Table V)")
+    minibatch: int = arg(64, "minibatch size (Table V)")
+    update_epochs: int = arg(4, "epochs over each rollout")
+    ent_coef: float = arg(0.0, "entropy coefficient (Table V: 0)")
+    vf_coef: float = arg(0.5, "value loss coefficient")
+    max_grad_norm: float = arg(0.5, "gradient clipping norm")
+    hidden: int = arg(64, "units per hidden layer of the policy and value networks")
+    seed: int = arg(1, "seed of the environments and the networks")
 
     def validate(self):
         if self.total_steps < self.num_envs * self.num_steps:

@@ -15,24 +15,25 @@ from harness.policies import register
 from harness.policies.learned import CEEnvPolicy
 from harness.rl.curves import ReturnTracker
 from harness.sim.ceenv import CEEnvBatch, Dynamics
+from harness.spec.args import arg
 
 
 @dataclass
 class RsdqlArgs:
-    model: str | None = None
-    total_steps: int = 300_000
-    num_envs: int = 16
-    learning_rate: float = 3e-4
-    gamma: float = 0.99
-    batch_size: int = 64
-    buffer_size: int = 100_000
-    exploration_fraction: float = 0.1
-    start_epsilon: float = 1.0
-    end_epsilon: float = 0.05
-    learning_starts: int = 5_000
-    target_every: int = 500  # gradient steps between target copies (tau = 1)
-    hidden: int = 64
-    seed: int = 1
+    model: str | None = arg(None, "a trained model to act with")
+    total_steps: int = arg(300_000, "environment steps to train for")
+    num_envs: int = arg(16, "CEEnv environments stepped together")
+    learning_rate: float = arg(3e-4, "Adam learning rate (Table V)")
+    gamma: float = arg(0.99, "discount (Table V)")
+    batch_size: int = arg(64, "replay minibatch (Table V)")
+    buffer_size: int = arg(100_000, "replay buffer capacity")
+    exploration_fraction: float = arg(0.1, "share of training over which epsilon falls linearly")
+    start_epsilon: float = arg(1.0, "epsilon at the start")
+    end_epsilon: float = arg(0.05, "epsilon after the exploration fraction")
+    learning_starts: int = arg(5_000, "environment steps before the first gradient step")
+    target_every: int = arg(500, "gradient steps between target network copies (tau = 1)")
+    hidden: int = arg(64, "units per hidden layer of the Q network")
+    seed: int = arg(1, "seed of the environments and the network")
 
     def validate(self):
         if not 0 < self.exploration_fraction <= 1:

@@ -27,32 +27,39 @@ import numpy as np
 
 from harness.sim import kube_scheduler
 from harness.sim.latency import LatencyModel
+from harness.spec.args import arg
 
 ENV_ID = "harness/CEEnv-v0"
 
 
 @dataclass
 class EnvConfig:
-    max_replicas: int = 5
-    replicas: tuple[int, int] = (1, 5)  # drawn per episode (inclusive)
+    max_replicas: int = arg(5, "pod slots per service (the most replicas a policy sees)")
+    replicas: tuple[int, int] = arg((1, 5), "replicas per service drawn per episode (inclusive range)")
     # one count for every service, as in REACH's experiments (and `harness evaluate`); with a
     # count per service, the large deployments the policy must handle would be rare
-    equal_replicas: bool = True
-    # share of episodes at the largest count: a big deployment needs long runs of coordinated moves
-    # (one replica moved alone first makes things worse), which uniform draws give too rarely
-    large_share: float = 0.0
-    utilisation: tuple[float, float] = (0.0, 0.5)  # background CPU/memory use, share of capacity
-    move_penalty: float = 2.0
-    invalid_penalty: float = 100.0
-    max_steps: int = 30
-    node_failure_prob: float = 0.0  # chance per episode that one node fails at a random step
-    # chance an episode starts with 1..max_failed_at_start nodes already down and the pods on the
-    # others: the state the live rescheduler meets after a node failure and self-healing
-    failed_at_start: float = 0.0
-    max_failed_at_start: int = 2
-    # where episodes start: REACH's random placement, the default scheduler's (where the live
-    # rescheduler starts), or each half of the time
-    start: str = "mix"
+    equal_replicas: bool = arg(True, "one replica count for every service in an episode")
+    # a big deployment needs long runs of coordinated moves (one replica moved alone first makes
+    # things worse), which uniform draws give too rarely
+    large_share: float = arg(0.0, "share of episodes at the largest replica count")
+    utilisation: tuple[float, float] = arg((0.0, 0.5), "background CPU/memory use, share of capacity (range)")
+    move_penalty: float = arg(2.0, "reward penalty per move (REACH eq. 11; Table V: 2)")
+    invalid_penalty: float = arg(100.0, "reward of an invalid action (only without masking)")
+    max_steps: int = arg(30, "steps before an episode is truncated")
+    node_failure_prob: float = arg(0.0, "chance per episode that one node fails at a random step")
+    # the state the live rescheduler meets after a node failure and self-healing
+    failed_at_start: float = arg(0.0, "share of episodes that start with 1..max_failed_at_start nodes down "
+                                      "and the pods on the others")
+    max_failed_at_start: int = arg(2, "most nodes down at an episode's start")
+    # REACH's random placement, the default scheduler's (where the live rescheduler starts), or each half the time
+    start: str = arg("mix", "where episodes start: random, default or mix")
+
+    def validate(self):
+        if self.start not in ("random", "default", "mix"):
+            raise ValueError("start must be random, default or mix")
+        for name in ("large_share", "failed_at_start", "node_failure_prob"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"{name} must be within [0, 1]")
 
 
 @dataclass

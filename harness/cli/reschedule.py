@@ -1,4 +1,4 @@
-"""reschedule: the rescheduler as a service beside (or inside) a K3s testbed."""
+"""harness reschedule: the rescheduler as a service beside (or inside) a K3s testbed."""
 
 from __future__ import annotations
 

@@ -1,0 +1,48 @@
+"""harness deploy / undeploy: start every replica as a pod, or stop them all."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Optional
+
+
+import typer
+
+from harness.cli.main import app
+
+
+@app.command()
+def deploy(
+    ctx: typer.Context,
+    app_file: Path = typer.Argument(..., help="App JSON (μBench workmodel or harness superset)."),
+    placement: Optional[Path] = typer.Option(None, "--placement", "-p", help="YAML/JSON: service -> [node, ...], one node per "
+                                             "replica. Default: spread over cloud and edge nodes by requested CPU."),
+) -> None:
+    """Start every replica as a pod on its node, wait until all are ready, publish the endpoints."""
+    from harness.spec.app import load_app
+    from harness.spec.placement import load_placement, spread_placement
+    from harness.testbed.open import open_cluster
+    from harness.testbed.pods import deploy as do_deploy
+
+    cluster = open_cluster(ctx.obj["state_dir"])
+    a = load_app(app_file)
+    names = [n.name for n in cluster.nodes]
+    plan = (load_placement(placement, a, names) if placement else
+            spread_placement(a, [(n.name, n.tier, n.cpus) for n in cluster.nodes]))
+    t = time.monotonic()
+    pods = do_deploy(cluster, a, plan)
+    for p in pods:
+        print(f"{p.name:24s} {p.node:14s} {p.endpoint}")
+    print(f"deployed '{a.name}': {len(pods)} pods ready in {time.monotonic() - t:.1f}s; "
+          f"gateway {a.gateway} at http://{cluster.endpoints(a.gateway)[0]}/api/v1")
+
+
+@app.command()
+def undeploy(ctx: typer.Context) -> None:
+    """Stop every pod of the deployed app (draining in-flight requests)."""
+    from harness.testbed.open import open_cluster
+    from harness.testbed.pods import undeploy as do_undeploy
+
+    n = do_undeploy(open_cluster(ctx.obj["state_dir"]))
+    print(f"stopped {n} pods" if n else "nothing deployed")

@@ -1,0 +1,54 @@
+"""harness evaluate: policies compared in simulation on the same seeded scenarios (REACH Fig. 8)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from harness.cli.main import app
+
+
+@app.command()
+def evaluate(
+    app_file: Path = typer.Option(..., "--app", help="App JSON."),
+    profile: Path = typer.Option(..., "--profile", help="Profile JSON."),
+    testbed: Optional[Path] = typer.Option(None, "--testbed"),
+    policies: str = typer.Option("reach,rsdql,default,cloud-first,latency-greedy,optimal", help="Comma-separated policies."),
+    pods: str = typer.Option("4,12,20", help="Comma-separated pod counts (split evenly over the services)."),
+    scenarios: int = typer.Option(10, help="Scenarios (seeded background loads) per pod count."),
+    model_dir: Path = typer.Option(Path("models"), help="Where trained models are (<policy>-<app>.pt)."),
+    out: Optional[Path] = typer.Option(None, help="Also write the results here as CSV (JSON beside it)."),
+) -> None:
+    """Predicted latency, moves and moved-pod share per policy and size, in simulation (REACH Fig. 8)."""
+    from dataclasses import asdict
+
+    from harness.errors import UserError
+    from harness.policies import build_for_app
+    from harness.rescheduler.evaluate import run_policy, write_results
+    from harness.sim.ceenv import load_dynamics
+
+    a, _, dyn = load_dynamics(app_file, profile, testbed)
+    built = {}
+    for ref in (p.strip() for p in policies.split(",") if p.strip()):
+        policy = build_for_app(ref, a.name, app_file, profile, model_dir)
+        built[policy.name] = policy
+    names = list(built)
+    try:
+        sizes = [int(x) for x in pods.split(",")]
+    except ValueError:
+        raise UserError("--pods takes comma-separated whole numbers") from None
+    rows = []
+    print(f"{'policy':15s} {'pods':>4s} {'latency ms':>11s} {'moves':>6s} {'moved':>6s}")
+    for size in sizes:
+        for n in names:
+            r = run_policy(dyn, built[n], n, size, list(range(scenarios)))
+            if r is None:
+                print(f"{n:15s} {size:4d} {'too large':>11s}")
+                continue
+            rows.append(r)
+            print(f"{n:15s} {size:4d} {r.latency_ms:11.2f} {r.moves:6.1f} {r.moved_share:6.0%}")
+    if out:
+        write_results([asdict(r) for r in rows], out)
+        print(f"wrote {out} and {out.with_suffix('.json')}")

@@ -1,0 +1,49 @@
+"""harness profile: each service's execution time on each node type."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+import typer
+
+from harness.cli.main import app
+
+
+@app.command()
+def profile(
+    ctx: typer.Context,
+    app_file: Path = typer.Argument(..., help="App JSON to profile."),
+    requests: int = typer.Option(30, min=3, help="Timed requests per service and node type."),
+    warmup: int = typer.Option(3, min=0, help="Untimed requests first."),
+    out: Path = typer.Option(Path("profiles"), help="Folder for <app>.<testbed>.json and .csv."),
+) -> None:
+    """Measure every service's execution time on every node type (mean, p50, p95, samples) and the
+    RTT matrix; writes profiles/<app>.<testbed>.json and a CSV. The simulator reads the JSON."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from harness.profiling import profile_app, write_profile
+    from harness.spec.app import load_app
+    from harness.testbed.open import open_cluster
+
+    cluster = open_cluster(ctx.obj["state_dir"])
+    a = load_app(app_file)
+    types = {n.type for n in cluster.nodes if n.tier != "client"}
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), transient=True) as bar:
+        task = bar.add_task("profiling", total=len(a.services))
+        started = []
+
+        def step(service: str) -> None:
+            if started:
+                bar.advance(task)
+            started.append(1)
+            bar.update(task, description=f"{service} on {', '.join(sorted(types))}")
+        prof = profile_app(cluster, a, cluster.state.name, requests=requests, warmup=warmup, on_step=step)
+        bar.advance(task)
+    js, cs = write_profile(prof, out)
+    width = max(len(s) for s in prof.services)
+    print(f"{'service':{width}s} " + " ".join(f"{t:>14s}" for t in sorted(types)))
+    for s, per in prof.services.items():
+        print(f"{s:{width}s} " + " ".join(f"{per[t].mean_ms:11.2f} ms" for t in sorted(types)))
+    print(f"wrote {js} and {cs}")

@@ -1,0 +1,73 @@
+"""harness train: a learned policy trained in CEEnv; every field of its Args dataclass (and of
+CEEnv's EnvConfig) is a flag."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from harness.cli.main import app
+
+ALIASES = {"steps": "total_steps"}  # the flag the README and older scripts use
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []})
+def train(
+    ctx: typer.Context,
+    app_file: Optional[Path] = typer.Option(None, "--app", help="App JSON."),
+    profile: Optional[Path] = typer.Option(None, "--profile", help="Profile JSON."),
+    testbed: Optional[Path] = typer.Option(None, "--testbed", help="Testbed state file (default: the profile's nodes)."),
+    policy: str = typer.Option("reach", help="Trainable policy (reach, rsdql, or package.module:Class)."),
+    out: Path = typer.Option(Path("models"), help="Folder for the model, its metadata and learning curve."),
+    name: Optional[str] = typer.Option(None, help="Model file name without .pt (default: "
+                                       "<policy>-<app>-seed<seed>-<utc time>)."),
+    force: bool = typer.Option(False, "--force", help="Replace a model of the same name."),
+    show_help: bool = typer.Option(False, "--help", help="Show this message and the policy's own flags."),
+) -> None:
+    """Train a rescheduling policy in CEEnv (the simulator built from the app, the profile and the
+    testbed); writes the model with its metadata and a learning curve (CSV and PNG). Every field of
+    the policy's Args and of the environment's config is a flag (see --policy NAME --help); --steps
+    is --total-steps."""
+    import time
+
+    from harness.errors import UserError
+    from harness.policies import resolve
+    from harness.policies.contract import Ability, validate_args
+    from harness.spec.args import flags_help, parse_flags
+
+    cls = resolve(policy)
+    if Ability.TRAIN not in cls.abilities:
+        from harness.policies import REGISTRY
+
+        trainable = ", ".join(n for n, c in sorted(REGISTRY.items()) if Ability.TRAIN in c.abilities)
+        raise UserError(f"cannot train {policy!r}; trainable: {trainable}", field="--policy")
+    from harness.sim.ceenv import EnvConfig
+
+    groups = {f"{cls.name} (its Args)": cls.Args, "environment (CEEnv's EnvConfig)": EnvConfig}
+    if show_help:
+        print(ctx.get_help())
+        print(f"\nFlags of --policy {cls.name}:\n" + flags_help(groups, skip=("model",)))
+        return
+    if app_file is None or profile is None:
+        raise UserError("--app and --profile are required", field="--app" if app_file is None else "--profile")
+    parsed = parse_flags(list(ctx.args), groups, ALIASES, skip=("model",))
+    args, env = parsed[f"{cls.name} (its Args)"], parsed["environment (CEEnv's EnvConfig)"]
+    validate_args(cls.name, args)
+    validate_args("environment", env)
+
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from harness.policies.learned import train_and_save
+    from harness.sim.ceenv import load_dynamics
+
+    a, prof, dyn = load_dynamics(app_file, profile, testbed, env)
+    t = time.monotonic()
+    with Progress(TextColumn(f"training {cls.name}"), BarColumn(), TextColumn("{task.completed:,}/{task.total:,} steps"),
+                  TextColumn("return {task.fields[ret]:.1f}"), TimeElapsedColumn(), TimeRemainingColumn()) as bar:
+        task = bar.add_task("train", total=args.total_steps, ret=0.0)
+        path, curve = train_and_save(cls, dyn, args, a.name, str(profile), prof.testbed, out, name, force,
+                                     lambda s, r: bar.update(task, completed=s, ret=r))
+    print(f"trained in {time.monotonic() - t:.0f}s; final mean return {curve[-1][1]:.1f}; wrote {path} "
+          f"(+ .json metadata, .curve.csv, .curve.png)")
