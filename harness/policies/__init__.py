@@ -1,7 +1,8 @@
 """Policies, registered by name: one class per policy (name, typed ``Args``, declared abilities,
 and for learned policies their trainer), the descheduler's shape without its boilerplate.
 
-Where a policy is found, in order: the built-in modules of this package; the entry-point group
+Where a policy is found, in order: the modules of this package (a new policy is one new file
+with ``@register`` on its class); the entry-point group
 ``harness.policies`` of any installed distribution (each entry a Policy class); and a
 ``package.module:Name`` reference given wherever a policy name is asked for.
 """
@@ -18,7 +19,6 @@ from harness.errors import UserError
 from harness.policies.contract import Ability, Policy, validate_args
 
 REGISTRY: dict[str, type[Policy]] = {}
-BUILTIN = ("heuristics", "optimal", "reach", "rsdql")
 ENTRY_POINT_GROUP = "harness.policies"
 _loaded = False
 
@@ -56,8 +56,10 @@ def _load_all() -> None:
     if _loaded:
         return
     _loaded = True
-    for mod in BUILTIN:
-        importlib.import_module(f"harness.policies.{mod}")  # they register themselves
+    import pkgutil
+
+    for mod in pkgutil.iter_modules(__path__):  # every module of this package; policies register themselves
+        importlib.import_module(f"{__name__}.{mod.name}")
     from importlib.metadata import entry_points
 
     for ep in entry_points(group=ENTRY_POINT_GROUP):
