@@ -11,7 +11,7 @@ from harness.cli.main import app
 @app.command()
 def scenarios() -> None:
     """List the built-in scenarios (give 'harness run' a name from here, or a scenario file's path)."""
-    from harness.spec.scenario import builtin_names, load_scenario
+    from harness.scenarios.catalog import builtin_names, load_scenario
 
     for name in builtin_names():
         sc, _ = load_scenario(name)

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from harness.results.rundir import EVENTS, PLACEMENTS, REQUESTS, SUMMARY
+from harness.results.summary import ok_mask
 
 
 @dataclass
@@ -141,8 +142,7 @@ def _run(d: Path, out: Collected) -> None:
 
 
 def ok_requests(run: Run) -> pd.DataFrame:
-    df = run.requests
-    return df[(df.status == 200) & (df.error.astype(str) == "")]
+    return run.requests[ok_mask(run.requests)]
 
 
 def sim_vs_real(run: Run, min_requests: int = 5) -> list[dict]:

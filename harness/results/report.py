@@ -17,10 +17,17 @@ import numpy as np
 import pandas as pd
 
 from harness.results.collect import Collected, Run, mean_ci95, ok_requests, sim_vs_real
-from harness.results.summary import fmt
+from harness.results.summary import fmt, ok_mask
 
-MARKERS = {"node-failure": ("tab:red", "fault"), "pod-kill": ("tab:red", "fault"), "latency": ("tab:red", "fault"),
-           "node-recovery": ("tab:olive", "recovery"), "move": ("tab:green", "move"), "scale": ("tab:blue", "scale")}
+COLOURS = {"fault": "tab:red", "recovery": "tab:olive", "move": "tab:green", "scale": "tab:blue"}
+
+
+def markers() -> dict[str, str]:
+    """Event kind -> marker category, from the event catalogue (fault kinds declare theirs)."""
+    from harness import events, faults
+
+    faults.load_all()
+    return events.markers()
 
 
 @dataclass
@@ -72,11 +79,12 @@ def latency_over_time(runs: list[Run], window: int = 30) -> Section:
         if mean is not None:
             ax.axhline(mean, ls="--", color="black", lw=1, label=f"mean {mean:.1f} ms")
         seen = set()
+        marks = markers()
         for e in run.events:
-            if e["kind"] in MARKERS:
-                colour, name = MARKERS[e["kind"]]
-                ax.axvline(e["t"] - t0, color=colour, lw=0.8 if name == "move" else 1.5, alpha=0.7,
-                           label=name if name not in seen else None)
+            if e["kind"] in marks:
+                name = marks[e["kind"]]
+                ax.axvline(e["t"] - t0, color=COLOURS.get(name, "tab:gray"), lw=0.8 if name == "move" else 1.5,
+                           alpha=0.7, label=name if name not in seen else None)
                 seen.add(name)
         ax.set_ylabel("ms")
         ax.set_title(run.label, fontsize=9, loc="left")
@@ -154,7 +162,7 @@ def _under(run: Run, threshold_ms: float) -> float | None:
     if t0 is None:
         return None
     win = df[(df.t_send >= t0 + float(s.get("warmup_s", 0) or 0)) & (df.t_send <= t0 + float(s.get("duration_s", 1e18)))]
-    ok = win[(win.status == 200) & (win.error.astype(str) == "")]
+    ok = win[ok_mask(win)]
     return round(float((ok.latency_ms < threshold_ms).sum() / len(win)), 4) if len(win) else None
 
 

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 COLUMNS = ("policy", "repeat", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "under_threshold", "rps", "errors",
            "moves", "moved_share", "recovery_s")
+
+
+OK_STATUS = 200
+
+
+def is_ok(status, error: str) -> bool:
+    """An OK request: HTTP 200 and no error (a reply cut short, or none at all, is not OK). The one
+    definition; ``ok_mask`` is the same rule over a table of requests."""
+    return str(status) == str(OK_STATUS) and error == ""
+
+
+def ok_mask(df):
+    return (df.status == OK_STATUS) & (df.error.astype(str) == "")
 
 
 def read_requests(path: Path):
@@ -22,7 +34,7 @@ def summarize(requests, t_start: float, t_end: float, warmup_s: float, threshold
     """Latency over successful requests sent after the warm-up; errors and the share under the
     threshold over all of them (a failed request is not under any threshold)."""
     df = requests[(requests.t_send >= t_start + warmup_s) & (requests.t_send <= t_end)]
-    ok = df[(df.status == 200) & (df.error == "")]
+    ok = df[ok_mask(df)]
     lat = ok.latency_ms.to_numpy(float)
     span = max(1e-9, t_end - (t_start + warmup_s))
 
@@ -51,14 +63,22 @@ def generator_busy_share(requests, t_start: float, t_end: float, warmup_s: float
     return round(float(df.latency_ms[~idle].sum() / 1000 / available), 4) if available > 0 else None
 
 
-def errors_outside(requests, events: list[dict], t_start: float, t_end: float, warmup_s: float, settle_s: float = 15.0) -> int:
-    """Failed requests in steady state: after the warm-up and not within ``settle_s`` after a fault."""
+def errors_outside(requests, events: list[dict], t_start: float, t_end: float, warmup_s: float,
+                   settle_s: float = 15.0) -> int:
+    """Failed requests in steady state: after the warm-up and outside every disturbance's window
+    (from a second before a fault to its ``window_s`` after; ``settle_s`` for events written
+    before faults carried their window)."""
+    from harness import events as catalogue, faults
+
+    faults.load_all()  # fault kinds declare their events
     df = requests[(requests.t_send >= t_start + warmup_s) & (requests.t_send <= t_end)]
-    bad = df[(df.status != 200) | (df.error != "")]
-    faults = [e["t"] for e in events if e["kind"] in ("node-failure", "pod-kill", "latency", "node-recovery")]
+    bad = df[~ok_mask(df)]
+    t = bad.t_send.to_numpy()
     keep = np.ones(len(bad), bool)
-    for t in faults:
-        keep &= ~((bad.t_send.to_numpy() >= t - 1) & (bad.t_send.to_numpy() <= t + settle_s))
+    for e in events:
+        if e["kind"] in catalogue.disturbances():
+            window = (e.get("detail") or {}).get("window_s", settle_s)
+            keep &= ~((t >= e["t"] - 1) & (t <= e["t"] + window))
     return int(keep.sum())
 
 
@@ -100,7 +120,3 @@ def fmt(v) -> str:
     if isinstance(v, float):
         return f"{v:.3f}" if abs(v) < 10 else f"{v:.1f}"
     return str(v)
-
-
-def load_summary(run: Path) -> dict:
-    return json.loads((run / "summary.json").read_text())

@@ -11,7 +11,6 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -30,7 +29,7 @@ from harness.results import summary as summ
 from harness.results.rundir import RunDir
 from harness.spec.app import App
 from harness.spec.profile import Profile
-from harness.spec.scenario import Scenario
+from harness.spec.scenario import FaultParams, Scenario
 from harness.spec.testbed_state import TestbedState
 from harness.testbed.cluster import Cluster
 from harness.testbed.pods import Pod, deploy, undeploy
@@ -76,9 +75,7 @@ class LiveRun:
         self.view = LiveView(plan.app, plan.profile, plan.state, cluster)
         self.placer = placer_for(plan.policy)
         self.live = Live(plan.policy_name, plan.repeat, plan.scenario.duration_s)
-        self.failed_nodes: list[str] = []
-        self.rtt_before = cluster.rtt_configured()
-        self.latency_changed = False
+        self.undo: list[Callable[[], None]] = []  # what faults left to undo at clean-up, oldest first
         self.fault_log: list[dict] = []
         self.moves = 0
         self.pods_at_start = 0
@@ -128,29 +125,24 @@ class LiveRun:
         finally:
             self.healing.discard(t)
 
-    def inject(self, fault, scheduled: float) -> None:
+    def inject(self, fault: FaultParams, scheduled: float) -> None:
+        """Do the fault through its kind's plug-in, write its event, then what follows it."""
         t = time.time()
-        did = faults.inject(self.cluster, fault)
+        ctx = _Injection(self)
+        detail, window = faults.inject(ctx, fault)
         entry = {"kind": fault.kind, "t": t, "scheduled_s": fault.at_s, "actual_s": round(t - self.out.t0, 3),
                  "late_s": round(t - scheduled, 3)}
-        if fault.kind == "node-failure":
-            lost = did.pop("lost")
+        if ctx.lost is not None:
             self.healing.add(t)  # before the heal thread starts: no new move may slip in between
-            self.failed_nodes += did["nodes"]
-            did["lost"] = [p.name for p in lost]
             entry["healed_s"] = None
-            self.fault_log.append(entry)
-            self.event("node-failure", **did, late_s=entry["late_s"])
-            self.record_placement("node-failure")
-            self.spawn(lambda: self._heal_then_release(lost, t), "heal")
-            return
-        if fault.kind == "node-recovery":
-            self.failed_nodes = [n for n in self.failed_nodes if n not in did["nodes"]]
-        if fault.kind == "latency":
-            self.latency_changed = True
-            self.spawn(self._relearn_topology, "topology")
         self.fault_log.append(entry)
-        self.event(fault.kind, **did, late_s=entry["late_s"])
+        self.event(fault.kind, **detail, late_s=entry["late_s"], window_s=window)
+        if ctx.lost is not None:
+            self.record_placement(fault.kind)
+            lost = ctx.lost
+            self.spawn(lambda: self._heal_then_release(lost, t), "heal")
+        if ctx.relearn:
+            self.spawn(self._relearn_topology, "topology")
 
     def _relearn_topology(self) -> None:
         with self.lock:  # not while a move decides on the old RTTs
@@ -299,7 +291,7 @@ class LiveRun:
                 self.inject(f, self.out.t0 + f.at_s)
             for row in tail.read():
                 try:
-                    t, ms, ok = float(row[0]), float(row[1]), row[2] == "200"
+                    t, ms, ok = float(row[0]), float(row[1]), summ.is_ok(row[2], row[4] if len(row) > 4 else "")
                 except (ValueError, IndexError):
                     continue
                 recent.append((t, ms, ok))
@@ -338,7 +330,7 @@ class LiveRun:
                 "duration_s": sc.duration_s, "warmup_s": sc.warmup_s, "pods_at_start": self.pods_at_start,
                 "moves": self.moves, "moved_share": round(moved_share(self.lineage), 4),
                 "faults": [{k: v for k, v in f.items() if k != "t"} for f in self.fault_log]}
-        healed = [f.get("healed_s") for f in self.fault_log if f["kind"] == "node-failure"]
+        healed = [f["healed_s"] for f in self.fault_log if "healed_s" in f]  # faults whose pods were placed again
         base["recovery_s"] = max(healed) if healed and all(h is not None for h in healed) else None
         base["scale_events"] = sum(1 for e in self.out.events if e["kind"] == "scale")
         try:
@@ -364,20 +356,36 @@ class LiveRun:
         return base
 
     def cleanup(self) -> None:
-        """Leave the testbed as the run found it: no pods, every node up, the RTTs as configured."""
+        """Leave the testbed as the run found it: no pods, and every fault undone (nodes up, RTTs as
+        configured), latest first."""
         try:
             undeploy(self.cluster)
         except Exception as exc:
             self.event("cleanup-error", step="undeploy", error=str(exc)[:200])
-        for n in self.failed_nodes:
-            self.cluster.recover_node(n)
-        if self.latency_changed:
-            now = self.cluster.rtt_configured()
-            for a, row in self.rtt_before.items():
-                for b, v in row.items():
-                    if a < b and now[a][b] != v:
-                        self.cluster.set_latency(a, b, v)
+        for undo in reversed(self.undo):
+            try:
+                undo()
+            except Exception as exc:
+                self.event("cleanup-error", step="undo a fault", error=f"{type(exc).__name__}: {exc}"[:200])
         self.out.close()
+
+
+class _Injection:
+    """The FaultContext one injection gets: it records what should follow; the run does it."""
+
+    def __init__(self, run: LiveRun):
+        self.cluster, self._run = run.cluster, run
+        self.lost: list[Pod] | None = None
+        self.relearn = False
+
+    def heal(self, lost: list[Pod]) -> None:
+        self.lost = list(lost)
+
+    def relearn_topology(self) -> None:
+        self.relearn = True
+
+    def on_cleanup(self, undo: Callable[[], None]) -> None:
+        self._run.undo.append(undo)
 
 
 def time_weighted_users(sc: Scenario, span: float) -> float:
@@ -390,7 +398,3 @@ def time_weighted_users(sc: Scenario, span: float) -> float:
         if b > a:
             total += s.value * (b - a)
     return round(total / max(1e-9, span - t0), 4)
-
-
-def run_dir_name(base: Path, policy: str, repeat: int) -> Path:
-    return base / f"{policy}-r{repeat}"

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from harness import faults
 from harness.errors import UserError
 from harness.policies.contract import Policy
 from harness.results import summary as summ
@@ -21,7 +22,8 @@ from harness.results.rundir import RunDir
 from harness.scenarios.live import Live, LiveRun, Plan
 from harness.spec.app import App, app_to_json, load_app
 from harness.spec.profile import Profile, load_profile
-from harness.spec.scenario import Scenario, app_path, load_scenario
+from harness.scenarios.catalog import app_path, load_scenario
+from harness.spec.scenario import Scenario
 from harness.spec.testbed_state import state_path
 from harness.testbed.cluster import Cluster
 
@@ -80,9 +82,7 @@ def prepare(scenario_ref: str, policies: list[str], state, app_override: Path | 
     sc, sc_file = load_scenario(scenario_ref)
     app_file = find_workload(sc, app_override)
     app = with_replicas(load_app(app_file), sc.replicas)
-    for i, f in enumerate(sc.faults):
-        if f.kind == "pod-kill" and f.service not in app.services:
-            raise UserError(f"unknown service {f.service!r}", source=sc_file, field=f"faults[{i}].service")
+    faults.check_all(sc.faults, state.nodes, app, sc_file)  # before anything is deployed
     profile_file = find_profile(app, state.name, profile_override)
     profile = load_profile(profile_file)
     built = build_policies(policies, app, app_file, profile_file, model_dir)

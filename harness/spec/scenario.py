@@ -3,19 +3,16 @@
 A scenario names the app and its replicas, the load over time (Locust users, closed loop, or
 a Poisson arrival rate, open loop), the faults over time, the autoscaler (the Kubernetes HPA
 formula) and the rescheduler's period. Built-in scenarios ship in ``harness/scenarios``;
-a user's scenario is any file of the same shape, given by path.
+a user's scenario is any file of the same shape, given by path (``harness.scenarios.catalog``
+loads both, with each fault checked by its kind's model).
 """
 
 from __future__ import annotations
 
-from importlib import resources
-from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from harness.errors import UserError
-from harness.spec.loader import parse_model, read_document
 
 
 class Step(BaseModel):
@@ -45,28 +42,13 @@ class Load(BaseModel):
         return self
 
 
-class Fault(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    at_s: float = Field(ge=0)
-    kind: Literal["node-failure", "node-recovery", "latency", "pod-kill"]
-    # node-failure / node-recovery: nodes by name, or the first node (by name) of each type
-    nodes: list[str] = Field(default_factory=list)
-    node_types: list[str] = Field(default_factory=list)
-    # latency: every pair between the two tiers gets this round-trip time
-    tiers: list[Literal["cloud", "edge", "client"]] = Field(default_factory=list)
-    rtt_ms: float | None = Field(None, ge=0)
-    # pod-kill: the oldest pod of this service dies (a crash; nothing restarts it but the harness's self-healing)
-    service: str | None = None
+class FaultParams(BaseModel):
+    """What every fault has: when (seconds after the load starts) and its kind. Each fault kind
+    (a module of ``harness/faults/``) extends this with its own parameters and validation."""
 
-    @model_validator(mode="after")
-    def _complete(self):
-        if self.kind in ("node-failure", "node-recovery") and not (self.nodes or self.node_types):
-            raise ValueError(f"{self.kind} needs nodes or node_types")
-        if self.kind == "latency" and (len(self.tiers) != 2 or self.rtt_ms is None):
-            raise ValueError("latency needs tiers (two of cloud, edge, client) and rtt_ms")
-        if self.kind == "pod-kill" and not self.service:
-            raise ValueError("pod-kill needs service")
-        return self
+    model_config = ConfigDict(extra="allow")  # the kind's own fields, checked by the kind's model
+    at_s: float = Field(ge=0)
+    kind: str
 
 
 class Autoscaling(BaseModel):
@@ -101,7 +83,7 @@ class Scenario(BaseModel):
     warmup_s: float = Field(5.0, ge=0, description="requests sent before this are not summarised")
     threshold_ms: float = Field(250.0, gt=0)
     load: Load = Field(default_factory=Load)
-    faults: list[Fault] = Field(default_factory=list)
+    faults: list[FaultParams] = Field(default_factory=list)
     autoscaling: Autoscaling = Field(default_factory=Autoscaling)
     rescheduler: Rescheduler = Field(default_factory=Rescheduler)
 
@@ -113,29 +95,3 @@ class Scenario(BaseModel):
         if self.autoscaling.min_replicas > self.autoscaling.max_replicas:
             raise ValueError("autoscaling.min_replicas is above max_replicas")
         return self
-
-
-def builtin_dir():
-    return resources.files("harness") / "scenarios"
-
-
-def builtin_names() -> list[str]:
-    return sorted(p.name.removesuffix(".yaml") for p in builtin_dir().iterdir() if p.name.endswith(".yaml"))
-
-
-def load_scenario(name_or_path: str) -> tuple[Scenario, str]:
-    """A built-in name or a file path -> (scenario, where it came from)."""
-    path = Path(name_or_path)
-    if not path.exists() and name_or_path in builtin_names():
-        path = Path(str(builtin_dir() / f"{name_or_path}.yaml"))
-    elif not path.exists():
-        raise UserError(f"no scenario file and no built-in scenario of that name (built-in: {', '.join(builtin_names())})",
-                        source=name_or_path)
-    return parse_model(Scenario, read_document(path), str(path)), str(path)
-
-
-def app_path(scenario: Scenario, workloads: Path) -> Path:
-    p = Path(scenario.app)
-    if p.suffix == ".json" or "/" in scenario.app:
-        return p
-    return workloads / f"{scenario.app}.json"

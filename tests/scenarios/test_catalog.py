@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from harness.errors import UserError
-from harness.spec.scenario import builtin_names, load_scenario
+from harness.scenarios.catalog import builtin_names, load_scenario
 
 
 def test_builtin_scenarios_load_and_are_the_issue_s_four():

@@ -1,0 +1,76 @@
+"""The catalogue of event kinds a run writes to ``events.csv`` (Locust's ``Events`` is the model):
+each kind's meaning, its detail fields, how the report marks it on time axes, and whether failed
+requests right after it are expected (a disturbance) rather than steady-state errors.
+
+The live loop, the summary, the report and the rescheduler service read this catalogue instead
+of lists of their own; each fault kind declares its event when its module is loaded
+(``harness.faults``). A fault event's detail carries ``window_s``: how long after it failed
+requests do not count as steady-state errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class EventKind:
+    name: str
+    doc: str
+    fields: tuple[str, ...] = ()
+    marker: str | None = None  # fault | recovery | move | scale: a line on the report's time axes
+    disturbs: bool = False  # a disturbance: failed requests within its window_s are not steady-state errors
+
+
+CATALOGUE: dict[str, EventKind] = {}
+
+
+def declare(name: str, doc: str, fields: tuple[str, ...] = (), marker: str | None = None,
+            disturbs: bool = False) -> EventKind:
+    kind = EventKind(name, doc, fields, marker, disturbs)
+    CATALOGUE[name] = kind
+    return kind
+
+
+def get(name: str) -> EventKind | None:
+    return CATALOGUE.get(name)
+
+
+# ---------------------------------------------------------------- the run
+declare("deploy", "the app deployed, every pod ready", ("placement", "placed_by", "scenario"))
+declare("load-start", "the load generator began (t_run 0)", ("mode", "steps"))
+declare("loadgen-exited", "the load generator stopped before the run's end", ("code",))
+declare("error", "a helper thread failed; the run went on", ("where", "error"))
+declare("cleanup-error", "a clean-up step failed", ("step", "error"))
+# ---------------------------------------------------------------- pods
+declare("healed", "self-healing placed a failed node's pods again", ("reason", "pods", "nodes", "lost", "seconds"))
+declare("pending", "a pod no node has room for stays pending (rejected)", ("service", "reason", "detail"))
+declare("start-failed", "a new pod did not get ready and was removed", ("pod", "service", "node", "error"))
+declare("pod-crashed", "a pod's process died; it is replaced on its node", ("pod", "service", "node"))
+declare("restarted", "a crashed pod replaced on its node", ("pod", "service", "node", "seconds"))
+declare("scale", "the autoscaler changed a service's replica count", ("service", "to", "current", "utilisation"),
+        marker="scale")
+declare("autoscaler-error", "the autoscaler could not read CPU from Prometheus", ("error",))
+# ---------------------------------------------------------------- the move loop (rescheduler/loop.py)
+declare("move", "a pod moved make-before-break", ("pod", "new_pod", "service", "source", "target",
+                                                  "predicted_before_ms", "predicted_after_ms", "seconds"),
+        marker="move")
+declare("cycle-stopped", "a move would bring back a placement already held; the round ended",
+        ("pod", "service", "source", "target"))
+declare("move-failed", "the new pod never got ready; the old one kept serving", ("pod", "service", "source", "target",
+                                                                                "error"))
+declare("move-refused", "no move of the policy's plan was valid", ("pod", "target", "reason"))
+declare("reschedule-skipped", "the policy cannot plan for this cluster", ("reason",))
+# ---------------------------------------------------------------- the rescheduler service (harness reschedule)
+declare("start", "the service started", ("policy", "namespace", "period_s"))
+declare("bound", "pods nobody bound were placed", ("pods", "nodes"))
+declare("stop", "the service stopped", ("rounds", "bound", "moves"))
+
+
+def markers() -> dict[str, str]:
+    """Event kind -> marker category, for the kinds the report draws."""
+    return {k.name: k.marker for k in CATALOGUE.values() if k.marker}
+
+
+def disturbances() -> set[str]:
+    return {k.name for k in CATALOGUE.values() if k.disturbs}
