@@ -6,7 +6,6 @@ import time
 from pathlib import Path
 from typing import Optional
 
-
 import typer
 
 from harness.cli.main import app
@@ -38,14 +37,10 @@ def provision(
     from rich.text import Text
 
     from harness.spec.inventory import load_inventory
-    inv = load_inventory(inventory)
-    if inv.backend == "k3s":
-        from harness.testbed.kube.provision import provision as kube_provision
+    from harness.testbed.backends import backend
 
-        def do_provision(inv, state_dir, on_progress, measure):  # the RTT is always measured there
-            return kube_provision(inv, state_dir, on_progress)
-    else:
-        from harness.testbed.local.provision import provision as do_provision
+    inv = load_inventory(inventory)
+    do_provision = backend(inv.backend, str(inventory or "default inventory")).provision
     console = Console(stderr=True)
     start = time.monotonic()
 

@@ -24,7 +24,7 @@ def reschedule(
     rounds: int = typer.Option(0, min=0, help="Stop after this many rounds (0: run until stopped)."),
 ) -> None:
     """Run the rescheduler against the app deployed on a K3s testbed, round after round: bind
-    the pods nobody bound yet (default scheduler's rules), then let the policy move pods
+    the pods nobody bound yet (by the policy's placer), then let the policy move pods
     make-before-break. Events are printed as JSON lines. In the cluster it runs as the
     Deployment of manifests/rescheduler.yaml.j2 with least-privilege RBAC (docs/real-testbed.md)."""
     import tempfile
@@ -33,10 +33,10 @@ def reschedule(
     from harness.policies import build
     from harness.spec.loader import load_model
     from harness.spec.profile import load_profile
-    from harness.spec.testbed_state import TestbedState, state_path
     from harness.rescheduler.service import run_service
+    from harness.spec.testbed_state import TestbedState, state_path
     from harness.testbed.kube.incluster import in_cluster as open_in_cluster
-    from harness.testbed.open import open_cluster
+    from harness.testbed.open import open_cluster, require_state
 
     state_dir: Path = ctx.obj["state_dir"]
     if in_cluster:
@@ -47,12 +47,13 @@ def reschedule(
         if testbed is not None:
             raise UserError("--testbed is for --in-cluster; outside the cluster the state in --state-dir is used",
                             field="--testbed")
-        cluster = open_cluster(state_dir)
-        if cluster.backend != "k3s":
+        state = require_state(state_dir)
+        if state.backend != "k3s":
             raise UserError("harness reschedule serves K3s testbeds; on the local testbed the rescheduler runs "
                             "inside 'harness run'", source=str(state_path(state_dir)), field="backend")
         if namespace:
-            cluster.namespace = namespace
+            state.backend_data["namespace"] = namespace
+        cluster = open_cluster(state_dir, state)
     pol = build(policy, **({"model": str(model)} if model else {}))
     try:
         run_service(cluster, load_profile(profile), pol, period, max_moves, rounds)

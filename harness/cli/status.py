@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-
 import typer
 
 from harness.cli.main import app

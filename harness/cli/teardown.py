@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-
 import typer
 
 from harness.cli.main import app
@@ -24,29 +23,12 @@ def teardown(
     during provisioning."""
     from harness.spec.inventory import load_inventory
     from harness.spec.testbed_state import load_state
-    from harness.testbed.local.teardown import find, teardown as do_teardown
+    from harness.testbed.backends import backend
 
     state_dir = ctx.obj["state_dir"]
-    prefix = None
     try:
         state = load_state(state_dir)
     except Exception:  # a corrupt state file must not stop the cleanup
         state = None
-    if state is not None and state.backend == "k3s":
-        from harness.testbed.kube.provision import teardown as kube_teardown
-
-        kube_teardown(state, state_dir)
-        print(f"removed the K3s testbed '{state.name}' (delays, K3s"
-              f"{', OpenStack VMs and network' if state.backend_data.get('provider') == 'openstack' else ''})")
-        return
-    if state is not None:
-        prefix = state.backend_data.get("layout", {}).get("prefix")
-    if prefix is None:
-        prefix = load_inventory(inventory).local.prefix
-    removed = do_teardown(prefix, state_dir)
-    left = find(prefix, state_dir)
-    if not left.empty():
-        from harness.errors import TestbedError
-
-        raise TestbedError(f"teardown left {left.describe()}")
-    print("nothing to remove" if removed.empty() else f"removed {removed.describe()}")
+    inv = load_inventory(inventory)
+    print(backend(state.backend if state is not None else inv.backend).teardown(state, inv, state_dir))

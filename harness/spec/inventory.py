@@ -139,7 +139,7 @@ class K3sOptions(BaseModel):
 class Inventory(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = "testbed"
-    backend: Literal["local", "k3s"] = "local"
+    backend: str = Field("local", description="a backend of harness.testbed.backends: local or k3s")
     node_types: dict[str, NodeType] = Field(min_length=1)
     nodes: list[Node] = Field(min_length=1)
     rtt_ms: dict[str, float] = Field(description="round-trip ms between tiers, keys like 'cloud-edge'")

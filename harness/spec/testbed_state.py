@@ -30,7 +30,7 @@ class NodeState(BaseModel):
 
 class TestbedState(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    backend: Literal["local", "k3s"]
+    backend: str  # a name of harness.testbed.backends (local, k3s)
     name: str
     status: Literal["provisioning", "ready"]
     inventory_checksum: str

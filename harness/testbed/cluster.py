@@ -4,23 +4,16 @@ faults) talks to the testbed only through this, so it runs unchanged on any back
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Sequence
 
-from harness.spec.testbed_state import NodeState
+from harness.spec.testbed_state import NodeState, TestbedState
 
 if TYPE_CHECKING:
     import subprocess
 
     from harness.spec.app import App
     from harness.testbed.pods import Pod
-
-
-@dataclass(frozen=True)
-class NodeStatus:
-    node: NodeState
-    up: bool
 
 
 class NodeProcess(ABC):
@@ -64,7 +57,11 @@ class PopenProcess(NodeProcess):
 
 
 class Cluster(ABC):
-    backend: str
+    """What every backend provides and everything above the testbed uses: nothing else of a
+    backend is reached from outside it (the import-linter contracts and this class keep it so)."""
+
+    backend: str  # the name in harness.testbed.backends
+    state: TestbedState  # the testbed as provisioned (nodes, RTTs, Prometheus URL, backend data)
 
     @property
     @abstractmethod
@@ -78,9 +75,6 @@ class Cluster(ABC):
 
     @abstractmethod
     def node_up(self, name: str) -> bool: ...
-
-    def status(self) -> list[NodeStatus]:
-        return [NodeStatus(n, self.node_up(n.name)) for n in self.nodes]
 
     @abstractmethod
     def fail_node(self, name: str) -> list["Pod"]:
@@ -111,6 +105,10 @@ class Cluster(ABC):
     def start_process(self, node: str, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
                       log: Path | None = None, cgroup: str | None = None) -> NodeProcess:
         """Start ``argv`` inside ``node`` (its network and its CPU/memory caps)."""
+
+    @abstractmethod
+    def run_in_node(self, node: str, argv: Sequence[str], timeout: float = 60) -> "subprocess.CompletedProcess":
+        """Run a command to completion inside ``node`` and capture its output (text)."""
 
     # ------------------------------------------------------------ pods
     # The primitives a backend provides; deploy, move_pod and undeploy in testbed/pods.py

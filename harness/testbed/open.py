@@ -6,6 +6,7 @@ from pathlib import Path
 
 from harness.errors import UserError
 from harness.spec.testbed_state import TestbedState, load_state, state_path
+from harness.testbed.backends import backend
 from harness.testbed.cluster import Cluster
 
 
@@ -19,14 +20,7 @@ def require_state(state_dir: Path) -> TestbedState:
     return state
 
 
-def open_cluster(state_dir: Path) -> Cluster:
-    state = require_state(state_dir)
-    if state.backend == "local":
-        from harness.testbed.local.backend import LocalCluster
-
-        return LocalCluster(state, state_dir)
-    if state.backend == "k3s":
-        from harness.testbed.kube.provision import open_kube
-
-        return open_kube(state, state_dir)
-    raise UserError(f"backend {state.backend!r} is not supported", source=str(state_path(state_dir)), field="backend")
+def open_cluster(state_dir: Path, state: TestbedState | None = None) -> Cluster:
+    """``state``: the recorded one, possibly changed (``harness reschedule --namespace``)."""
+    state = state or require_state(state_dir)
+    return backend(state.backend, str(state_path(state_dir))).open(state, state_dir)

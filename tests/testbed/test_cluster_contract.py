@@ -145,3 +145,17 @@ def test_undeploy_stops_every_pod(cluster, chain):
 def test_start_pod_needs_the_app(cluster):
     with pytest.raises(BackendError, match="no app"):
         cluster.start_pod("no-such-service", by_tier(cluster, "cloud")[0])
+
+
+def test_state_and_commands_in_the_client_node(cluster):
+    """What callers use beyond pods: the state the testbed was provisioned with, and a command run
+    to completion in the client node (where the load generator and the CPU check run)."""
+    import sys
+
+    from harness.testbed.backends import BACKENDS
+
+    assert cluster.backend in BACKENDS
+    assert [n.name for n in cluster.state.nodes] == [n.name for n in cluster.nodes]
+    (client,) = by_tier(cluster, "client")
+    r = cluster.run_in_node(client, [sys.executable, "-c", "print(6 * 7)"], timeout=30)
+    assert r.returncode == 0 and r.stdout.strip() == "42"

@@ -180,6 +180,15 @@ class KubeCluster(Cluster):
                 out.close()
         return PopenProcess(node, popen)
 
+    def run_in_node(self, node: str, argv: Sequence[str], timeout: float = 60) -> subprocess.CompletedProcess:
+        """As start_process: only the client node (where the harness runs) runs commands."""
+        if self.node(node).tier != "client":
+            raise TestbedError(f"on K3s only the client node runs commands besides pods; {node} is {self.node(node).tier}")
+        try:
+            return subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise TestbedError(f"{' '.join(argv)} on {node} did not finish within {timeout:g}s") from None
+
     # ------------------------------------------------------------ app
     @property
     def endpoints_file(self) -> Path:

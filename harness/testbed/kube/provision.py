@@ -67,8 +67,9 @@ def _addresses(inv: Inventory, state_dir: Path, on_progress) -> dict[str, dict[s
     return json.loads(hosts_file.read_text())
 
 
-def provision(inv: Inventory, state_dir: Path, on_progress: Callable[[Progress], None] | None = None
-              ) -> tuple[TestbedState, PlaybookResult]:
+def provision(inv: Inventory, state_dir: Path, on_progress: Callable[[Progress], None] | None = None,
+              measure: bool = True) -> tuple[TestbedState, PlaybookResult]:
+    """``measure`` is accepted for the backend table; on K3s the RTT is always measured (rtt.yml)."""
     k = inv.k3s
     assert k is not None
     existing = load_state(state_dir)
@@ -148,6 +149,15 @@ def teardown(state: TestbedState, state_dir: Path, on_progress: Callable[[Progre
     run_playbook("teardown.yml", extravars=extravars, private_data_dir=state_dir / "ansible",
                  on_progress=on_progress, inventory=inv_file if inv_file.exists() else None)
     state_path(state_dir).unlink(missing_ok=True)
+
+
+def teardown_testbed(state: TestbedState | None, inventory: Inventory, state_dir: Path) -> str:
+    """The backend table's teardown: with no state file there is nothing this harness knows to remove."""
+    if state is None:
+        return "nothing to remove (no state file: the K3s testbed was never provisioned from here)"
+    teardown(state, state_dir)
+    return (f"removed the K3s testbed '{state.name}' (delays, K3s"
+            f"{', OpenStack VMs and network' if state.backend_data.get('provider') == 'openstack' else ''})")
 
 
 def open_kube(state: TestbedState, state_dir: Path):

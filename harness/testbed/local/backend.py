@@ -139,5 +139,9 @@ class LocalCluster(LocalPods, Cluster):
             raise TestbedError(f"{' '.join(argv)} on {node} did not finish within {timeout:g}s") from None
 
 
+def open_local(state: TestbedState, state_dir: Path) -> LocalCluster:
+    return LocalCluster(state, state_dir)
+
+
 def delay_table_path(state_dir: Path) -> Path:
     return run_dir(state_dir) / "delays.json"

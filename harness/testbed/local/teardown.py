@@ -81,3 +81,16 @@ def teardown(prefix: str, state_dir: Path) -> Leftovers:
     if rd.exists():
         shutil.rmtree(rd)
     return removed
+
+
+def teardown_testbed(state, inventory, state_dir: Path) -> str:
+    """The backend table's teardown: the prefix from the state file (or, when it is gone or
+    corrupt, the inventory's); everything under it removed, or a TestbedError naming what stayed."""
+    from harness.errors import TestbedError
+
+    prefix = (state.backend_data.get("layout", {}).get("prefix") if state is not None else None) or inventory.local.prefix
+    removed = teardown(prefix, state_dir)
+    left = find(prefix, state_dir)
+    if not left.empty():
+        raise TestbedError(f"teardown left {left.describe()}")
+    return "nothing to remove" if removed.empty() else f"removed {removed.describe()}"
