@@ -153,6 +153,14 @@ class Dynamics:
                                 np.broadcast_to(self.C_mem / self.C_mem.max(), (B, self.N)), st.up], axis=1)
         return np.concatenate([nodes, per_slot.reshape(B, -1), st.latency[:, None] / 1000], axis=1).astype(np.float32)
 
+    def observation_space(self) -> gym.spaces.Box:
+        """Bounds the observations keep: shares, flags and one-hot entries in [0, 1], a slot's
+        requests up to its service's (cores, GiB), the latency feature (s) up to the model's bound."""
+        per_slot = np.concatenate([np.ones((self.P, 1)), self.r_cpu[:, None], self.r_mem[:, None] / 1024,
+                                   np.ones((self.P, self.N))], axis=1)
+        high = np.concatenate([np.ones(5 * self.N), per_slot.reshape(-1), [self.model.upper_bound_ms() / 1000]])
+        return gym.spaces.Box(np.zeros(self.obs_dim, np.float32), high.astype(np.float32), dtype=np.float32)
+
     # -------------------------------------------------------------- episodes
     def place_randomly(self, st: Batch, b: int, slots: np.ndarray, rng: np.random.Generator) -> None:
         for p in slots:
@@ -197,8 +205,8 @@ class Dynamics:
                      np.ones((B, self.N), bool), np.zeros(B, int), -np.ones(B, int), np.zeros(B))
 
 
-def step_batch(dyn: Dynamics, st: Batch, actions: np.ndarray, rng: np.random.Generator,
-               masked: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def step_batch(dyn: Dynamics, st: Batch, actions: np.ndarray,
+               rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The transition, in place on ``st``: returns (reward, terminated, truncated) per environment."""
     cfg = dyn.cfg
     B = st.node.shape[0]
@@ -261,13 +269,12 @@ class CEEnv(gym.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, model: LatencyModel | None = None, config: EnvConfig | None = None, masked: bool = True,
+    def __init__(self, model: LatencyModel | None = None, config: EnvConfig | None = None,
                  app: str | None = None, profile: str | None = None):
         if model is None:
             model = default_model(app, profile)
         self.dyn = Dynamics(model, config or EnvConfig())
-        self.masked = masked
-        self.observation_space = gym.spaces.Box(0.0, 100.0, (self.dyn.obs_dim,), np.float32)
+        self.observation_space = self.dyn.observation_space()
         self.action_space = gym.spaces.Discrete(self.dyn.n_actions)
         self.st = self.dyn.new_batch(1)
         self._rng = np.random.default_rng()
@@ -281,7 +288,7 @@ class CEEnv(gym.Env):
         return self._obs(), self._info()
 
     def step(self, action):
-        r, term, trunc = step_batch(self.dyn, self.st, np.array([int(action)]), self._rng, self.masked)
+        r, term, trunc = step_batch(self.dyn, self.st, np.array([int(action)]), self._rng)
         return self._obs(), float(r[0]), bool(term[0]), bool(trunc[0]), self._info()
 
     def action_masks(self) -> np.ndarray:
@@ -292,6 +299,49 @@ class CEEnv(gym.Env):
 
     def _info(self) -> dict:
         return {"action_mask": self.action_masks(), "latency_ms": float(self.st.latency[0])}
+
+
+class CEEnvVector(gym.vector.VectorEnv):
+    """The batched dynamics as Gymnasium's vector environment (``gym.make_vec(ENV_ID, n,
+    vectorization_mode="vector_entry_point")``): one transition for all sub-environments, reset in
+    the same step (``info["final_obs"]`` holds the last observation of an ended episode), action
+    masks in ``info["action_mask"]``."""
+
+    metadata = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(self, num_envs: int = 1, model: LatencyModel | None = None, config: EnvConfig | None = None,
+                 app: str | None = None, profile: str | None = None, **_ignored):
+        self.dyn = Dynamics(model or default_model(app, profile), config or EnvConfig())
+        self.num_envs = num_envs
+        self.single_observation_space = self.dyn.observation_space()
+        self.single_action_space = gym.spaces.Discrete(self.dyn.n_actions)
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)
+        self.st = self.dyn.new_batch(num_envs)
+        self._rng = np.random.default_rng()
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        for b in range(self.num_envs):
+            self.dyn.reset_one(self.st, b, self._rng)
+        self.st.latency = self.dyn.latency(self.st)
+        return self.dyn.observe(self.st), self._info()
+
+    def step(self, actions):
+        r, term, trunc = step_batch(self.dyn, self.st, np.asarray(actions, int), self._rng)
+        done = term | trunc
+        info = {}
+        if done.any():
+            info["final_obs"] = self.dyn.observe(self.st)
+            info["_final_obs"] = done.copy()
+            for b in np.flatnonzero(done):
+                self.dyn.reset_one(self.st, b, self._rng)
+            self.st.latency = self.dyn.latency(self.st)
+        return self.dyn.observe(self.st), r, term, trunc, {**self._info(), **info}
+
+    def _info(self) -> dict:
+        return {"action_mask": self.dyn.masks(self.st), "latency_ms": self.st.latency.copy()}
 
 
 def default_model(app: str | None, profile: str | None) -> LatencyModel:
@@ -326,7 +376,7 @@ def load_dynamics(app_file, profile_file, testbed_file=None, config: EnvConfig |
 
 def register() -> None:
     if ENV_ID not in gym.registry:
-        gym.register(id=ENV_ID, entry_point="harness.sim.ceenv:CEEnv")
+        gym.register(id=ENV_ID, entry_point="harness.sim.ceenv:CEEnv", vector_entry_point="harness.sim.ceenv:CEEnvVector")
 
 
 register()

@@ -106,6 +106,15 @@ class LatencyModel:
         """D_msa in ms for each placement of the batch."""
         return self.terms(X)["D_msa"]
 
+    def upper_bound_ms(self) -> float:
+        """No placement's D_msa exceeds this: the slowest node for every service, the slowest link
+        for every call, and every group's calls added up instead of the slowest group taken."""
+        d_max = float(self.D.max()) if self.D.size else 0.0
+        ub = np.zeros(self.S)
+        for i in self.order:  # callees first
+            ub[i] = self.E[i].max() + sum(float(w @ (d_max + ub[cs])) for cs, w in self.groups[i])
+        return float(self.topo.user_rtt.max() + ub[self.gateway])
+
     # ------------------------------------------------------------------ placements
     def counts(self, placement: dict[str, list[str]]) -> np.ndarray:
         col = {n: k for k, n in enumerate(self.topo.nodes)}

@@ -92,3 +92,33 @@ def test_large_share_draws_the_largest_deployment(share, expect_all_large):
         pods.append(int((env.st.node[0] >= 0).sum()))
     full = env.dyn.S * env.dyn.cfg.replicas[1]
     assert (all(p == full for p in pods)) == expect_all_large, pods
+
+
+def test_make_vec_reaches_the_batched_dynamics_with_masks():
+    envs = gym.make_vec(ENV_ID, num_envs=4, vectorization_mode="vector_entry_point")
+    obs, info = envs.reset(seed=3)
+    assert obs.shape == (4, envs.single_observation_space.shape[0]) and info["action_mask"].shape == (4, envs.single_action_space.n)
+    assert envs.unwrapped.metadata["autoreset_mode"] == gym.vector.AutoresetMode.SAME_STEP
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(60):
+        acts = np.array([rng.choice(np.flatnonzero(m)) for m in info["action_mask"]])
+        obs, r, term, trunc, info = envs.step(acts)
+        assert all(envs.single_observation_space.contains(o) for o in obs)
+        if "final_obs" in info:
+            ended += int(info["_final_obs"].sum())
+    assert ended > 0  # idle ends episodes; they restart in the same step
+
+
+def test_observations_stay_within_the_declared_bounds():
+    env = CEEnv(config=EnvConfig(node_failure_prob=0.5, failed_at_start=0.5))
+    space = env.observation_space
+    assert space.high.max() <= 1.0 + 1e-6  # REACH's apps: 0.5 cores, 256 MiB, well under a second
+    rng = np.random.default_rng(1)
+    for seed in range(20):
+        obs, info = env.reset(seed=seed)
+        for _ in range(10):
+            assert space.contains(obs), (obs.min(), (obs - space.high).max())
+            obs, _, term, trunc, info = env.step(rng.choice(np.flatnonzero(info["action_mask"])))
+            if term or trunc:
+                break

@@ -83,3 +83,13 @@ def test_batch_equals_one_by_one():
     batch = m.latency(X)
     single = [m.latency(x)[0] for x in X]
     assert np.allclose(batch, single)
+
+
+def test_no_placement_exceeds_the_model_s_upper_bound():
+    import itertools
+
+    from harness.sim.ceenv import default_model
+
+    m = default_model(None, None)
+    X = np.array([np.eye(len(m.topo.nodes))[list(c)] for c in itertools.product(range(len(m.topo.nodes)), repeat=m.S)])
+    assert m.latency(X).max() <= m.upper_bound_ms() < 2 * m.latency(X).max()
