@@ -6,8 +6,6 @@ from __future__ import annotations
 class UserError(Exception):
     """A mistake in what the user gave us: a file, a field, a flag, or the testbed's state."""
 
-    exit_code = 2
-
     def __init__(self, message: str, *, source: str | None = None, field: str | None = None):
         self.source = source
         self.field = field

@@ -1,5 +1,5 @@
 """A small query layer over the testbed's Prometheus (prometheus-api-client): per-pod CPU usage
-and request latencies, in the units the rest of the harness uses (cores, milliseconds)."""
+and requests per second, in the units the rest of the harness uses (cores, milliseconds)."""
 
 from __future__ import annotations
 
@@ -24,14 +24,5 @@ class Metrics:
         """CPU each pod's process used over the window, in cores (what the HPA reads)."""
         return self._by(f"rate(process_cpu_seconds_total{{job='cells'}}[{window}])", "pod")
 
-    def service_latency_ms(self, window: str = "30s", kind: str = "request") -> dict[str, float]:
-        """Mean processing latency per service over the window; kind: request, internal, external."""
-        m = f"mub_{kind}_processing_latency_milliseconds"
-        return self._by(f"sum by (service) (rate({m}_sum[{window}])) / sum by (service) (rate({m}_count[{window}]))",
-                        "service")
-
     def pod_requests_per_second(self, window: str = "10s") -> dict[str, float]:
         return self._by(f"sum by (pod) (rate(mub_request_processing_latency_milliseconds_count[{window}]))", "pod")
-
-    def up(self) -> dict[str, bool]:
-        return {k: v == 1.0 for k, v in self._by("up{job='cells'}", "pod").items()}

@@ -103,9 +103,11 @@ class ClusterView:
     nodes: tuple[NodeView, ...]
     pods: tuple[PodView, ...]
     _index: dict[str, int] = field(init=False, repr=False)
+    _cache: dict = field(init=False, repr=False)  # derived values (counts, latency), computed once
 
     def __post_init__(self):
         object.__setattr__(self, "_index", {n.name: i for i, n in enumerate(self.nodes)})
+        object.__setattr__(self, "_cache", {})
 
     # ------------------------------------------------------------ building
     @classmethod
@@ -228,11 +230,14 @@ class ClusterView:
     # ------------------------------------------------------------ the model
     def counts(self) -> np.ndarray:
         """(S, N) replicas of each service (the model's order) on each node."""
-        X = np.zeros((self.model.S, len(self.nodes)))
-        for p in self.pods:
-            if p.service in self.model.index:
-                X[self.model.index[p.service], self._index[p.node]] += 1
-        return X
+        if "counts" not in self._cache:
+            X = np.zeros((self.model.S, len(self.nodes)))
+            for p in self.pods:
+                if p.service in self.model.index:
+                    X[self.model.index[p.service], self._index[p.node]] += 1
+            X.flags.writeable = False
+            self._cache["counts"] = X
+        return self._cache["counts"]
 
     def key(self) -> bytes:
         """What identifies a placement (which pod of a service is where does not matter)."""
@@ -240,10 +245,10 @@ class ClusterView:
 
     def latency_ms(self) -> float | None:
         """The model's end-to-end latency; None while a service has no pod."""
-        X = self.counts()
-        if (X.sum(axis=1) == 0).any():
-            return None
-        return float(self.model.latency(X)[0])
+        if "latency" not in self._cache:
+            X = self.counts()
+            self._cache["latency"] = None if (X.sum(axis=1) == 0).any() else float(self.model.latency(X)[0])
+        return self._cache["latency"]
 
     def placement(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {s: [] for s in self.app.services}

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from aiohttp import ClientSession, ClientTimeout, TCPConnector, web
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client import ProcessCollector
 
 from harness.spec.app import App, ExternalGroup, load_app
@@ -81,6 +81,7 @@ class Cell:
         self.m_size = Histogram("mub_response_size", "Size of the response body in bytes", labels,
                                 buckets=(100, 1e3, 1e4, 1e5, 1e6, 1e7), registry=self.registry)
         self.m_requests = Counter("mub_requests", "Requests served by status", (*labels, "status"), registry=self.registry)
+        self.m_in_flight = Gauge("mub_requests_in_flight", "Requests being served now", labels, registry=self.registry)
         self.lv = (service, node, pod)
 
     async def start(self, app: web.Application) -> None:
@@ -115,6 +116,10 @@ class Cell:
         return ok
 
     async def handle(self, request: web.Request) -> web.Response:
+        with self.m_in_flight.labels(*self.lv).track_inprogress():
+            return await self._serve(request)
+
+    async def _serve(self, request: web.Request) -> web.Response:
         t0 = time.perf_counter()
         headers = {h: request.headers[h] for h in TRACE_HEADERS if h in request.headers}
         loop = asyncio.get_running_loop()

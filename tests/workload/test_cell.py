@@ -169,7 +169,11 @@ def test_sigterm_drains_in_flight_requests(cells):
     result = {}
     th = threading.Thread(target=lambda: result.update(r=get(f"http://127.0.0.1:{pa}/api/v1")))
     th.start()
-    time.sleep(0.15)
+    gauge = 'mub_requests_in_flight{node="n1",pod="a-1",service="a"} 1.0'
+    deadline = time.monotonic() + 5
+    while gauge not in get(f"http://127.0.0.1:{pa}/metrics")[2].decode():  # the request is being served
+        assert time.monotonic() < deadline, "the request never arrived"
+        time.sleep(0.01)
     c.procs["a-1"].send_signal(signal.SIGTERM)
     th.join(5)
     assert result["r"][0] == 200  # the request in flight finished

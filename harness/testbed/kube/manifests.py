@@ -40,10 +40,6 @@ def render(template: str, **values: Any) -> list[dict]:
     return [doc for doc in yaml.safe_load_all(text) if doc]
 
 
-def render_text(template: str, **values: Any) -> str:
-    return _env().get_template(template).render(**values)
-
-
 def service_address(service: str, namespace: str) -> str:
     """A Service's cluster DNS name; the trailing dot spares the resolver the search domains."""
     return f"{service}.{namespace}.svc.cluster.local.:{SERVICE_PORT}"
