@@ -180,6 +180,12 @@ class ClusterView:
         return self.model.topo.rtt
 
     @property
+    def execution_ms(self) -> np.ndarray:
+        """(S, N) the profile's execution time of each service (``model.services`` order) on each
+        node's type: what a queueing or any other model of the world starts from."""
+        return self.model.E
+
+    @property
     def user_rtt(self) -> np.ndarray:
         """(N,) round-trip ms between the user (the client nodes) and each node."""
         return self.model.topo.user_rtt
