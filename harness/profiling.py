@@ -57,7 +57,7 @@ def profile_app(cluster: Cluster, app: App, testbed_name: str, requests: int = 3
     nodes = {n.name: n.type for n in cluster.nodes}
     first_of_type: dict[str, str] = {}
     for n in cluster.nodes:
-        if n.tier != "client":
+        if n.role != "client":
             first_of_type.setdefault(n.type, n.name)
     bare = job_only(app)
     services: dict[str, dict[str, Timing]] = {}
@@ -81,7 +81,8 @@ def profile_app(cluster: Cluster, app: App, testbed_name: str, requests: int = 3
             services[service] = {t: summarize(v) for t, v in samples.items()}
         finally:
             undeploy(cluster)
-    types = {n.type: {"tier": n.tier, "cpus": n.cpus, "memory_gb": n.memory_gb, "speed": n.speed} for n in cluster.nodes}
+    types = {n.type: {"tier": n.tier, "role": n.role, "cpus": n.cpus, "memory_gb": n.memory_gb, "speed": n.speed,
+                    "cost": n.cost, "gpus": n.gpus} for n in cluster.nodes}
     return Profile(app=app.name, testbed=testbed_name, created=now_iso(), harness_version=__version__,
                    method=METHOD.format(n=requests, w=warmup), node_types=types, nodes=nodes, services=services,
                    rtt_ms={"measured": cluster.measure_rtt(), "configured": cluster.rtt_configured()})

@@ -22,8 +22,9 @@ def test_profile_ranks_node_types_by_configured_speed(local_testbed, tmp_path):
     ml = prof.services["ml"]
     assert set(ml) == {"cloud-a", "edge-a", "edge-b"}
     assert ml["cloud-a"].mean_ms < ml["edge-a"].mean_ms < ml["edge-b"].mean_ms
-    assert ml["edge-a"].mean_ms / ml["cloud-a"].mean_ms == pytest.approx(1.5, rel=0.20)
-    assert ml["edge-b"].mean_ms / ml["cloud-a"].mean_ms == pytest.approx(2.0, rel=0.20)
+    # medians: one request slowed by the host (a 2-core VM whose speed swings) must not decide the ratio
+    assert ml["edge-a"].p50_ms / ml["cloud-a"].p50_ms == pytest.approx(1.5, rel=0.20)
+    assert ml["edge-b"].p50_ms / ml["cloud-a"].p50_ms == pytest.approx(2.0, rel=0.20)
     assert ml["cloud-a"].samples == 12
     assert prof.rtt_ms["configured"]["cloud-a-1"]["edge-a-1"] == 50
     assert 45 < prof.rtt_ms["measured"]["cloud-a-1"]["edge-a-1"] < 55

@@ -18,8 +18,8 @@ class GreedyMover(Policy):
     def place(self, view: ClusterView, pods: list[PendingPod]) -> list[str | None]:
         out = []
         for pod in pods:  # one after another, each seeing the pods placed before it
-            fits = [n for n, ok in zip(view.nodes, view.fits(pod.cpu, pod.memory_mib)) if ok]
-            best = max(fits, key=lambda n: (n.tier == "edge", n.free_cpu), default=None)
+            fits = [n for n, ok in zip(view.nodes, view.feasible(pod)) if ok]  # up, room, constraints
+            best = max(fits, key=lambda n: (n.role == "edge", n.free_cpu), default=None)
             if best is not None:
                 view = view.with_pod(pod, best.name)
             out.append(None if best is None else best.name)  # None: the pod stays pending

@@ -27,8 +27,9 @@ def deploy(
     cluster = open_cluster(ctx.obj["state_dir"])
     a = load_app(app_file)
     names = [n.name for n in cluster.nodes]
+    a.check_nodes([n.name for n in cluster.nodes if n.role != "client"], str(app_file))
     plan = (load_placement(placement, a, names) if placement else
-            spread_placement(a, [(n.name, n.tier, n.cpus) for n in cluster.nodes]))
+            spread_placement(a, [(n.name, n.role, n.cpus) for n in cluster.nodes]))
     t = time.monotonic()
     pods = do_deploy(cluster, a, plan)
     for p in pods:

@@ -21,7 +21,8 @@ def evaluate(
     model_dir: Path = typer.Option(Path("models"), help="Where trained models are (<policy>-<app>.pt)."),
     out: Optional[Path] = typer.Option(None, help="Also write the results here as CSV (JSON beside it)."),
 ) -> None:
-    """Predicted latency, moves and moved-pod share per policy and size, in simulation (REACH Fig. 8)."""
+    """Predicted latency, moves, moved-pod share and the final placements' metrics (edge ratio, cost
+    per hour, pods left pending) per policy and size, in simulation (REACH Fig. 8)."""
     from dataclasses import asdict
 
     from harness.errors import UserError
@@ -40,7 +41,8 @@ def evaluate(
     except ValueError:
         raise UserError("--pods takes comma-separated whole numbers") from None
     rows = []
-    print(f"{'policy':15s} {'pods':>4s} {'latency ms':>11s} {'moves':>6s} {'moved':>6s}")
+    print(f"{'policy':15s} {'pods':>4s} {'latency ms':>11s} {'moves':>6s} {'moved':>6s} {'edge':>6s} {'cost/h':>7s} "
+          f"{'rejected':>8s}")
     for size in sizes:
         for n in names:
             r = run_policy(dyn, built[n], n, size, list(range(scenarios)))
@@ -48,7 +50,10 @@ def evaluate(
                 print(f"{n:15s} {size:4d} {'too large':>11s}")
                 continue
             rows.append(r)
-            print(f"{n:15s} {size:4d} {r.latency_ms:11.2f} {r.moves:6.1f} {r.moved_share:6.0%}")
+            edge = "-" if r.edge_ratio is None else f"{r.edge_ratio:.0%}"
+            cost = "-" if r.cost_per_hour is None else f"{r.cost_per_hour:.2f}"
+            print(f"{n:15s} {size:4d} {r.latency_ms:11.2f} {r.moves:6.1f} {r.moved_share:6.0%} {edge:>6s} {cost:>7s} "
+                  f"{r.rejection_rate:8.0%}")
     if out:
         write_results([asdict(r) for r in rows], out)
         print(f"wrote {out} and {out.with_suffix('.json')}")

@@ -27,7 +27,7 @@ def profile(
 
     cluster = open_cluster(ctx.obj["state_dir"])
     a = load_app(app_file)
-    types = {n.type for n in cluster.nodes if n.tier != "client"}
+    types = {n.type for n in cluster.nodes if n.role != "client"}
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), transient=True) as bar:
         task = bar.add_task("profiling", total=len(a.services))

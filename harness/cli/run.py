@@ -46,7 +46,7 @@ def run(
     from rich.console import Console
     from rich.live import Live
 
-    from harness.results.summary import COLUMNS, fmt, mean_rows
+    from harness.results.summary import COLUMNS, fmt, mean_rows, value
     from harness.scenarios.session import prepare, run_session
     from harness.testbed.open import open_cluster
 
@@ -72,5 +72,5 @@ def run(
     for c in COLUMNS:
         table.add_column(c, justify="right")
     for r in rows + mean_rows(rows):
-        table.add_row(*(fmt(r.get(c)) for c in COLUMNS))
+        table.add_row(*(fmt(value(r, c)) for c in COLUMNS))
     console.print(table)

@@ -30,22 +30,26 @@ def print_status(ctx: typer.Context, json_out: bool, measure: bool) -> None:
         return
     console = Console()
     t = Table(title=f"testbed '{state.name}' ({state.backend}, latency by {state.latency_injector})")
-    for col in ("node", "type", "tier", "address", "cores", "mem GiB", "speed", "state"):
+    for col in ("node", "type", "tier", "role", "site", "address", "cores", "mem GiB", "GPUs", "cost/h", "speed", "state"):
         t.add_column(col, no_wrap=True)
     for n in state.nodes:
-        t.add_row(n.name, n.type, n.tier, n.address, f"{n.cpus:g}", f"{n.memory_gb:g}", f"{n.speed:g}",
-                  "[green]up[/]" if up[n.name] else "[red]down[/]")
+        t.add_row(n.name, n.type, n.tier, n.role, n.site or "-", n.address, f"{n.cpus:g}", f"{n.memory_gb:g}",
+                  f"{n.gpus:g}", f"{n.cost:g}", f"{n.speed:g}", "[green]up[/]" if up[n.name] else "[red]down[/]")
     console.print(t)
     # One row per pair: narrow enough for any terminal, and easy to grep.
-    m = Table(title="round-trip time between nodes (ms)")
-    for col in ("node a", "node b", "configured", "measured"):
+    bw = state.bandwidth_mbit
+    m = Table(title="round-trip time between nodes (ms)" + (f"; bandwidth: {state.bandwidth_emulation}" if bw else ""))
+    for col in ("node a", "node b", "configured", "measured") + (("Mbit/s",) if bw else ()):
         m.add_column(col, no_wrap=True, justify="left" if col.startswith("node") else "right")
     names = [n.name for n in state.nodes]
     for i, a in enumerate(names):
         for b in names[i + 1:]:
             meas = state.rtt_measured_ms.get(a, {}).get(b)
-            m.add_row(a, b, f"{state.rtt_configured_ms[a][b]:g}", "unreachable" if meas is None and state.rtt_measured_ms else
-                      ("-" if meas is None else f"{meas:.2f}"))
+            row = [a, b, f"{state.rtt_configured_ms[a][b]:g}", "unreachable" if meas is None and state.rtt_measured_ms else
+                   ("-" if meas is None else f"{meas:.2f}")]
+            if bw:
+                row.append(f"{bw[a][b]:g}" if b in bw.get(a, {}) else "-")
+            m.add_row(*row)
     console.print(m)
 
 

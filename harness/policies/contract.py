@@ -42,7 +42,7 @@ class Ability(str, enum.Enum):
 class NodeView:
     name: str
     type: str
-    tier: str
+    tier: str  # as the inventory names it (near-edge, fog, ...)
     cpus: float  # logical cores the scheduler counts
     memory_mib: float
     up: bool
@@ -50,6 +50,10 @@ class NodeView:
     used_memory_mib: float
     background_cpu: float = 0.0  # the part of used_cpu that is not the listed pods
     background_memory_mib: float = 0.0
+    role: str = ""  # cloud | edge: what the tier is for
+    site: str | None = None
+    cost: float = 0.0  # per hour
+    gpus: float = 0.0
 
     @property
     def free_cpu(self) -> float:
@@ -126,7 +130,8 @@ class ClusterView:
         bg_cpu = background_cpu if background_cpu is not None else np.zeros(n)
         bg_mem = background_memory_mib if background_memory_mib is not None else np.zeros(n)
         nodes = tuple(NodeView(name, topo.node_types[i], topo.tiers[i], float(topo.cpus[i]), float(topo.memory_mib[i]),
-                               bool(up[i]), float(cpu[i]), float(mem[i]), float(bg_cpu[i]), float(bg_mem[i]))
+                               bool(up[i]), float(cpu[i]), float(mem[i]), float(bg_cpu[i]), float(bg_mem[i]),
+                               topo.roles[i], topo.sites[i], float(topo.costs[i]), float(topo.gpus[i]))
                       for i, name in enumerate(topo.nodes))
         return cls(app, model, nodes, tuple(pods))
 
@@ -204,12 +209,27 @@ class ClusterView:
         return self.up & (self.cap_cpu - self.used_cpu >= cpu - EPS) & \
             (self.cap_memory_mib - self.used_memory_mib >= memory_mib - EPS)
 
+    def allowed(self, service: str, moving: str | None = None) -> np.ndarray:
+        """(N,) bool: nodes the service's constraints permit (node_affinity; with pod_antiaffinity,
+        none holding another of its pods; ``moving``: the pod being moved, which does not count)."""
+        ok = np.array([self.app.may_run_on(service, n.name) for n in self.nodes])
+        if self.app.spreads(service):
+            for p in self.pods:
+                if p.service == service and p.name != moving:
+                    ok[self._index[p.node]] = False
+        return ok
+
+    def feasible(self, pod: "PendingPod | PodView") -> np.ndarray:
+        """(N,) bool: where this pod may go now: up, with room, and within its constraints."""
+        moving = pod.name if isinstance(pod, PodView) else None
+        return self.fits(pod.cpu, pod.memory_mib) & self.allowed(pod.service, moving)
+
     def valid(self, move: Move) -> bool:
-        """A move the cluster can make: the pod exists, the node is another, up, with room."""
+        """A move the cluster can make: the pod exists, the node is another, up, with room, allowed."""
         pod = self.pod(move.pod)
         if pod is None or move.node not in self._index or move.node == pod.node:
             return False
-        return bool(self.fits(pod.cpu, pod.memory_mib)[self._index[move.node]])
+        return bool(self.feasible(pod)[self._index[move.node]])
 
     # ------------------------------------------------------------ derived views
     def with_pod(self, pod: PendingPod, node: str, name: str | None = None) -> "ClusterView":

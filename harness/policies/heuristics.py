@@ -31,7 +31,8 @@ class KubeDefault(OneAtATime):
             if p.service == pod.service:
                 peers[view.index(p.node)] += 1
         i = kube_scheduler.default_choice(view.up, view.cap_cpu, view.cap_memory_mib, view.used_cpu,
-                                          view.used_memory_mib, pod.cpu, pod.memory_mib, peers, self.args.spread_weight)
+                                          view.used_memory_mib, pod.cpu, pod.memory_mib, peers, self.args.spread_weight,
+                                          view.allowed(pod.service))
         return None if i is None else view.nodes[i].name
 
 
@@ -49,8 +50,8 @@ class CloudFirst(OneAtATime):
     Args = NoArgs
 
     def choose(self, view: ClusterView, pod: PendingPod) -> str | None:
-        ok = view.fits(pod.cpu, pod.memory_mib)
-        cloud = np.array([n.tier == "cloud" for n in view.nodes])
+        ok = view.feasible(pod)
+        cloud = np.array([n.role == "cloud" for n in view.nodes])
         for group in (ok & cloud, ok & ~cloud):
             if group.any():
                 return _least_allocated(view, group)
@@ -66,7 +67,7 @@ class LatencyGreedy(OneAtATime):
     Args = NoArgs
 
     def choose(self, view: ClusterView, pod: PendingPod) -> str | None:
-        ok = view.fits(pod.cpu, pod.memory_mib)
+        ok = view.feasible(pod)
         if not ok.any():
             return None
         d = np.where(ok, view.user_rtt, np.inf)

@@ -42,11 +42,13 @@ class Optimal(Policy):
 
     def solve(self, dyn: Dynamics, st: Batch, b: int) -> tuple[np.ndarray, float] | None:
         """The best slot -> node assignment for the pods of environment b, or None if too large."""
-        nodes = np.flatnonzero(st.up[b])
         slots_of = [np.flatnonzero((dyn.slot_service == s) & (st.node[b] >= 0)) for s in range(dyn.S)]
         options = []  # per service: (K_s, N) replica counts
         for s, slots in enumerate(slots_of):
-            combos = list(itertools.combinations_with_replacement(nodes, len(slots)))
+            first = s * dyn.cfg.max_replicas  # the service's constraints: affinity, and anti-affinity
+            nodes = np.flatnonzero(st.up[b] & dyn.affinity[first])
+            pick = itertools.combinations if dyn.spread[first] else itertools.combinations_with_replacement
+            combos = list(pick(nodes, len(slots)))
             m = np.zeros((len(combos), dyn.N))
             for k, c in enumerate(combos):
                 np.add.at(m[k], list(c), 1)

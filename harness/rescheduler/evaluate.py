@@ -28,6 +28,12 @@ class Result:
     moves: float  # mean moves per scenario
     moved_share: float  # mean share of pods moved at least once
     scenarios: int
+    # the final placements' metrics (harness.results.placement_metrics), means over scenarios
+    cost_per_hour: float | None = None
+    edge_ratio: float | None = None
+    gini_nodes: float | None = None
+    edge_fragmentation: float | None = None
+    rejection_rate: float = 0.0  # pods the placer left pending, share of the pods asked for
 
 
 def scenario(dyn: Dynamics, pods: int, seed: int) -> Batch:
@@ -63,15 +69,20 @@ class SimWorld:
                         float(dyn.r_cpu[p]), float(dyn.r_mem[p])) for p in np.flatnonzero(st.node[0] >= 0)]
         return ClusterView.build(dyn.model.app, dyn.model, st.up[0], pods, st.bg_cpu[0], st.bg_mem[0])
 
-    def place(self, placer: Policy, slots) -> None:
+    def place(self, placer: Policy, slots) -> int:
+        """Place the pods of ``slots``; returns how many the placer left pending."""
         view = self.view()
         pending = [PendingPod(self.dyn.model.services[self.dyn.slot_service[s]], float(self.dyn.r_cpu[s]),
                               float(self.dyn.r_mem[s]), self.pod_name(s)) for s in slots]
+        rejected = 0
         for slot, node in zip(slots, placer.place(view, pending)):
             if node is None:
-                raise RuntimeError(f"no node has room for pod slot {slot}")
+                rejected += 1
+                continue
             self.st.node[0, slot] = view.index(node)
-        self.st.latency = self.dyn.latency(self.st)
+        with np.errstate(invalid="ignore", divide="ignore"):  # a service left without pods: no latency
+            self.st.latency = self.dyn.latency(self.st)
+        return rejected
 
     def apply(self, move: Move, view: ClusterView) -> dict:
         slot = int(move.pod.rsplit("#", 1)[1])
@@ -85,14 +96,21 @@ class SimWorld:
 
 
 def run_policy(dyn: Dynamics, policy: Policy, name: str, pods: int, seeds: list[int],
-               max_moves: int | None = None) -> Result | None:
-    """None when the policy cannot handle this size (an exhaustive search beyond its limit)."""
+               max_moves: int | None = None, finals: list | None = None) -> Result | None:
+    """None when the policy cannot handle this size (an exhaustive search beyond its limit).
+    ``finals``: a list to which each scenario's final placement (service -> nodes) is appended."""
+    from harness.results import placement_metrics as pm
+
     max_moves = max_moves or dyn.cfg.max_steps
-    lat, moves, shares = [], [], []
+    topo = dyn.model.topo
+    nodes = {n: pm.NodeInfo(topo.roles[i], float(topo.cpus[i]), float(topo.memory_mib[i]), float(topo.costs[i]),
+                            topo.sites[i]) for i, n in enumerate(topo.nodes)}
+    requests = pm.requests_of(dyn.model.app)
+    lat, moves, shares, snaps, rejected = [], [], [], [], []
     for seed in seeds:
         world = SimWorld(dyn, scenario(dyn, pods, seed))
         slots = slots_for(dyn, pods)
-        world.place(placer_for(policy), slots)
+        rejected.append(world.place(placer_for(policy), slots) / len(slots))
         start = world.st.node[0].copy()
         n = 0
         if policy.can(Ability.PLAN):
@@ -101,9 +119,19 @@ def run_policy(dyn: Dynamics, policy: Policy, name: str, pods: int, seeds: list[
                 return None
             n = r.moves
         moves.append(n)
+        final = world.view().placement()
+        snaps.append(pm.snapshot(final, nodes, requests))
+        if finals is not None:
+            finals.append(final)
         shares.append(float((world.st.node[0][slots] != start[slots]).mean()))
         lat.append(float(world.st.latency[0]))  # kept current after every move
-    return Result(name, pods, float(np.mean(lat)), float(np.mean(moves)), float(np.mean(shares)), len(seeds))
+
+    def mean(key: str) -> float | None:
+        vals = [sn[key] for sn in snaps if sn[key] is not None]
+        return round(float(np.mean(vals)), 4) if vals else None
+    return Result(name, pods, float(np.mean(lat)), float(np.mean(moves)), float(np.mean(shares)), len(seeds),
+                  mean("cost_per_hour"), mean("edge_ratio"), mean("gini_nodes"), mean("edge_fragmentation"),
+                  round(float(np.mean(rejected)), 4))
 
 
 def write_results(rows: list[dict], out: Path) -> None:

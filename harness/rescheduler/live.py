@@ -125,7 +125,7 @@ def place_new(placer: Policy, live: LiveView, services: list[str], lock: threadi
         ask = []
         for i, pod in enumerate(pending):
             want = prefer[i] if prefer else None
-            if want in live.nodes and view.fits(pod.cpu, pod.memory_mib)[view.index(want)]:
+            if want in live.nodes and view.feasible(pod)[view.index(want)]:
                 where[i] = want
                 view = view.with_pod(pod, want)
             else:

@@ -218,6 +218,67 @@ def fidelity(runs: list[Run]) -> Section:
     return sec
 
 
+def run_inputs(run: Run):
+    """(nodes, requests) from the run's inputs/ (testbed state and app), or None when unreadable."""
+    from harness.results import placement_metrics as pm
+    from harness.spec.app import load_app
+    from harness.spec.loader import load_model
+    from harness.spec.testbed_state import TestbedState
+
+    try:
+        state = load_model(TestbedState, run.path / "inputs/testbed.yaml")
+        app = load_app(run.path / "inputs/app.json")
+    except Exception:  # noqa: BLE001 - an old or partial run: no placement metrics, the rest still shown
+        return None
+    return pm.nodes_of(state.nodes), pm.requests_of(app)
+
+
+def placement_metrics(runs: list[Run]) -> Section:
+    """Cost, edge ratio, rejections, Gini, migrations by kind, fragmentation; edge ratio and cost over time."""
+    plt = _plt()
+    from harness.results import placement_metrics as pm
+
+    sec = Section("Placement metrics", "Deployment cost (a node's cost per hour while it hosts pods), edge ratio "
+                  "(share of a service's pods on edge nodes, mean over services, time-weighted; std across services), "
+                  "rejection rate (pods left pending), Gini of replicas across nodes and sites, migrations by the roles "
+                  "of their nodes, edge fragmentation (1 - mean sqrt(cpu share x memory share) over edge nodes).")
+    rows, curves = [], []
+    for run in runs:
+        inputs = run_inputs(run)
+        m = run.summary.get("metrics")
+        if inputs is None or not run.placements:
+            continue
+        nodes, requests = inputs
+        t0 = run.t0 or float(run.placements[0]["t"])
+        if m is None:
+            end = t0 + float(run.summary.get("duration_s") or (run.placements[-1]["t"] - t0 + 1))
+            m = pm.run_metrics(run.placements, run.events, nodes, requests, t0, end)
+        rows.append({"run": run.label, "policy": run.policy, "edge_ratio": m.get("edge_ratio"),
+                     "edge_ratio_std": m.get("edge_ratio_std"), "cost": m.get("cost"),
+                     "cost_per_hour": m.get("cost_per_hour"), "rejection_rate": m.get("rejection_rate"),
+                     "gini_nodes": m.get("gini_nodes"), "gini_sites": m.get("gini_sites"),
+                     "edge_fragmentation": m.get("edge_fragmentation"),
+                     "migrations": ", ".join(f"{k}: {v}" for k, v in sorted((m.get("migrations") or {}).items())) or "-"})
+        curves.append((run, pm.over_time(run.placements, nodes, requests, t0)))
+    if not rows:
+        sec.text += " No run with its inputs and placements."
+        return sec
+    fig, axes = plt.subplots(2, 1, figsize=(10, 4.6), sharex=True)
+    for run, pts in curves:
+        t = [p["t_s"] for p in pts] + [float(run.summary.get("duration_s") or pts[-1]["t_s"])]
+        for ax, key in zip(axes, ("edge_ratio", "cost_per_hour")):
+            v = [p[key] if p[key] is not None else np.nan for p in pts]
+            ax.step(t, v + v[-1:], where="post", lw=1.2, label=run.label)
+    axes[0].set_ylabel("edge ratio")
+    axes[0].set_ylim(-0.05, 1.05)
+    axes[1].set_ylabel("cost per hour")
+    axes[1].set_xlabel("seconds since the load started")
+    axes[0].legend(fontsize=7, ncol=4)
+    sec.figures.append(("placement_over_time.png", _png(fig)))
+    sec.tables.append(("placement_metrics", pd.DataFrame(rows)))
+    return sec
+
+
 def evaluation_bars(evals: list[tuple[Path, pd.DataFrame]]) -> Section:
     """REACH Fig. 8 in simulation: predicted latency per policy per pod count."""
     plt = _plt()
@@ -245,7 +306,7 @@ def build(col: Collected, out: Path, baseline: str | None = None, threshold_ms: 
     sections: list[Section] = []
     if col.runs:
         sections += [latency_over_time(col.runs), rps_over_time(col.runs), tails(col.runs, threshold_ms),
-                     across_repeats(col.runs, baseline), fidelity(col.runs)]
+                     across_repeats(col.runs, baseline), placement_metrics(col.runs), fidelity(col.runs)]
     if col.evaluations:
         sections.append(evaluation_bars(col.evaluations))
     for sec in sections:

@@ -55,6 +55,7 @@ class RunDir:
         self._mw.writerow(METRIC_FIELDS)
         self._placements = open(path / PLACEMENTS, "w")
         self.events: list[dict] = []
+        self.placements: list[dict] = []  # what placements.jsonl holds, for the summary
 
     @property
     def requests_file(self) -> Path:
@@ -96,10 +97,12 @@ class RunDir:
 
     def placement(self, placement: dict[str, list[str]], predicted_ms: float | None, reason: str) -> None:
         t = time.time()
+        rec = {"t": round(t, 3), "t_run": self.since_start(t), "reason": reason,
+               "predicted_ms": None if predicted_ms is None else round(predicted_ms, 3), "placement": placement}
         with self._lock:
-            self._placements.write(json.dumps({"t": round(t, 3), "t_run": self.since_start(t), "reason": reason,
-                                               "predicted_ms": None if predicted_ms is None else round(predicted_ms, 3), "placement": placement}) + "\n")
+            self._placements.write(json.dumps(rec) + "\n")
             self._placements.flush()
+            self.placements.append(rec)
 
     def metrics(self, rows: list[tuple]) -> None:
         t = time.time()

@@ -7,7 +7,14 @@ from pathlib import Path
 import numpy as np
 
 COLUMNS = ("policy", "repeat", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "under_threshold", "rps", "errors",
-           "moves", "moved_share", "recovery_s")
+           "moves", "moved_share", "recovery_s", "edge_ratio", "cost", "rejection_rate")
+
+
+def value(row: dict, column: str):
+    """A column of the comparison: the summary's own field, or one of its placement metrics."""
+    if column in row:
+        return row[column]
+    return (row.get("metrics") or {}).get(column)
 
 
 OK_STATUS = 200
@@ -88,12 +95,12 @@ def write_comparison(rows: list[dict], out: Path) -> str:
 
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out.with_suffix(".csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
         w.writeheader()
-        w.writerows(rows)
+        w.writerows({c: value(r, c) for c in COLUMNS} for r in rows)
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     for r in rows + mean_rows(rows):
-        lines.append("| " + " | ".join(fmt(r.get(c)) for c in COLUMNS) + " |")
+        lines.append("| " + " | ".join(fmt(value(r, c)) for c in COLUMNS) + " |")
     md = "\n".join(lines) + "\n"
     out.with_suffix(".md").write_text(md)
     return md
@@ -108,7 +115,7 @@ def mean_rows(rows: list[dict]) -> list[dict]:
             continue
         m = {"policy": policy, "repeat": "mean"}
         for c in COLUMNS[2:]:
-            vals = [r[c] for r in mine if isinstance(r.get(c), (int, float))]
+            vals = [value(r, c) for r in mine if isinstance(value(r, c), (int, float))]
             m[c] = float(np.mean(vals)) if vals else None
         out.append(m)
     return out

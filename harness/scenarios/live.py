@@ -25,6 +25,7 @@ from harness.policies import placer_for
 from harness.policies.contract import Policy
 from harness.rescheduler.live import Lineage, LiveView, initial_placement, moved_share, place_new, reschedule
 from harness.rescheduler.loop import CycleGuard
+from harness.results import placement_metrics as pm
 from harness.results import summary as summ
 from harness.results.rundir import RunDir
 from harness.spec.app import App
@@ -315,7 +316,7 @@ class LiveRun:
 
     def client_node(self) -> str:
         for n in self.cluster.nodes:
-            if n.tier == "client" and self.cluster.node_up(n.name):
+            if n.role == "client" and self.cluster.node_up(n.name):
                 return n.name
         raise TestbedError("the testbed has no client node up to run the load generator on")
 
@@ -340,6 +341,8 @@ class LiveRun:
         except (FileNotFoundError, ValueError, KeyError) as exc:
             stats = {"error": f"no request log: {exc}"}
         base.update(stats)
+        base["metrics"] = pm.run_metrics(self.out.placements, self.out.events, pm.nodes_of(self.plan.state.nodes),
+                                         pm.requests_of(self.plan.app), self.out.t0, t_end)
         if load is not None:
             run_s = max(1e-9, t_end - self.out.t0)
             users = time_weighted_users(sc, t_end - self.out.t0) if sc.load.mode == "closed" else None

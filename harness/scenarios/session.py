@@ -83,6 +83,7 @@ def prepare(scenario_ref: str, policies: list[str], state, app_override: Path | 
     app_file = find_workload(sc, app_override)
     app = with_replicas(load_app(app_file), sc.replicas)
     faults.check_all(sc.faults, state.nodes, app, sc_file)  # before anything is deployed
+    app.check_nodes([n.name for n in state.nodes if n.role != "client"], str(app_file))
     profile_file = find_profile(app, state.name, profile_override)
     profile = load_profile(profile_file)
     built = build_policies(policies, app, app_file, profile_file, model_dir)

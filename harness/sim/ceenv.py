@@ -86,6 +86,11 @@ class Dynamics:
         self.r_cpu = np.array([model.app.cpu_request(s) for s in model.services])[self.slot_service]
         self.r_mem = np.array([model.app.memory_request(s) for s in model.services])[self.slot_service]
         self.C_cpu, self.C_mem = model.topo.cpus, model.topo.memory_mib
+        # the app's placement constraints per slot: node_affinity (P, N), pod_antiaffinity (P,)
+        app = model.app
+        self.affinity = np.array([[app.may_run_on(s, n) for n in model.topo.nodes] for s in model.services])[self.slot_service]
+        self.spread = np.array([app.spreads(s) for s in model.services])[self.slot_service]
+        self.constrained = bool((~self.affinity).any() or self.spread.any())
         self.n_actions = self.P * self.N + 1
         self.obs_dim = 5 * self.N + self.P * (3 + self.N) + 1
 
@@ -112,7 +117,16 @@ class Dynamics:
         np.add.at(cpu, st.node[b][on], self.r_cpu[on])
         np.add.at(mem, st.node[b][on], self.r_mem[on])
         ok = kube_scheduler.fits(st.up[b], self.C_cpu, self.C_mem, cpu, mem, self.r_cpu[slot], self.r_mem[slot])
-        return ok, cpu, mem
+        return ok & self.allowed(st, b, slot), cpu, mem
+
+    def allowed(self, st: Batch, b: int, slot: int) -> np.ndarray:
+        """(N,) nodes slot's constraints permit (anti-affinity: none holding another pod of its service)."""
+        ok = self.affinity[slot].copy()
+        if self.spread[slot]:
+            same = (self.slot_service == self.slot_service[slot]) & (st.node[b] >= 0)
+            same[slot] = False
+            ok[st.node[b][same]] = False
+        return ok
 
     def place_default(self, st: Batch, b: int, slot: int) -> int | None:
         """Where Kubernetes' default scheduler puts slot's pod (None: nowhere fits); written to ``st``."""
@@ -120,7 +134,7 @@ class Dynamics:
         same = self.slot_service == self.slot_service[slot]
         peers = np.bincount(st.node[b][same & (st.node[b] >= 0)], minlength=self.N)
         node = kube_scheduler.default_choice(st.up[b], self.C_cpu, self.C_mem, cpu, mem, self.r_cpu[slot],
-                                             self.r_mem[slot], peers)
+                                             self.r_mem[slot], peers, allowed=self.allowed(st, b, slot))
         if node is not None:
             st.node[b, slot] = node
         return node
@@ -136,6 +150,9 @@ class Dynamics:
         occupied = st.node >= 0
         same = st.node[:, :, None] == np.arange(self.N)[None, None, :]
         ok = fits & occupied[:, :, None] & ~same & st.up[:, None, :]
+        if self.constrained:  # node_affinity, and pod_antiaffinity: no node holding another pod of the service
+            others = self.counts(st.node)[:, self.slot_service, :] - same  # (B, P, N)
+            ok &= self.affinity[None] & ~(self.spread[None, :, None] & (others > 0))
         B = st.node.shape[0]
         return np.concatenate([ok.reshape(B, -1), np.ones((B, 1), bool)], axis=1)
 
@@ -371,6 +388,7 @@ def load_dynamics(app_file, profile_file, testbed_file=None, config: EnvConfig |
     profile = load_profile(profile_file)
     state = load_model(TestbedState, testbed_file) if testbed_file else None
     model = model_for(app, profile, state, source=str(profile_file))
+    app.check_nodes(list(model.topo.nodes), str(app_file))
     return app, profile, Dynamics(model, config or EnvConfig())
 
 

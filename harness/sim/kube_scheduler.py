@@ -22,10 +22,13 @@ def fits(up: np.ndarray, cap_cpu: np.ndarray, cap_mem: np.ndarray, used_cpu: np.
 
 def default_choice(up: np.ndarray, cap_cpu: np.ndarray, cap_mem: np.ndarray, used_cpu: np.ndarray,
                    used_mem: np.ndarray, cpu: float, mem: float, peers: np.ndarray,
-                   spread_weight: float = 1.0) -> int | None:
+                   spread_weight: float = 1.0, allowed: np.ndarray | None = None) -> int | None:
     """The node index kube-scheduler picks for one pod, or None when none fits. ``peers``: (N,)
-    pods of the same service already on each node."""
+    pods of the same service already on each node; ``allowed``: (N,) what the pod's affinity and
+    anti-affinity permit (the filter step's other plugins)."""
     ok = fits(up, cap_cpu, cap_mem, used_cpu, used_mem, cpu, mem)
+    if allowed is not None:
+        ok &= allowed
     if not ok.any():
         return None
     cpu_f = (used_cpu + cpu) / cap_cpu

@@ -38,6 +38,21 @@ class Topology:
     memory_mib: np.ndarray  # (N,)
     rtt: np.ndarray  # (N, N) ms between placement nodes
     user_rtt: np.ndarray  # (N,) ms between the user (client nodes, averaged) and each node
+    roles: tuple[str, ...] = ()  # cloud | edge per node (default: the tier)
+    sites: tuple[str | None, ...] = ()
+    costs: np.ndarray | None = None  # (N,) per hour
+    gpus: np.ndarray | None = None  # (N,)
+
+    def __post_init__(self):
+        n = len(self.nodes)
+        if not self.roles:
+            object.__setattr__(self, "roles", tuple(self.tiers))
+        if not self.sites:
+            object.__setattr__(self, "sites", (None,) * n)
+        if self.costs is None:
+            object.__setattr__(self, "costs", np.zeros(n))
+        if self.gpus is None:
+            object.__setattr__(self, "gpus", np.zeros(n))
 
 
 class LatencyModel:

@@ -12,15 +12,18 @@ from harness.spec.testbed_state import TestbedState
 
 
 def topology(profile: Profile, state: TestbedState | None = None, rtt: str = "measured") -> Topology:
-    """Placement nodes are the non-client nodes; the user sits on the client nodes (averaged).
-    RTTs come from the testbed state when given, else from the profile; 'measured' falls back to
-    'configured' for pairs without a measurement."""
+    """Placement nodes are the nodes whose role is not client; the user sits on the client nodes
+    (averaged). RTTs come from the testbed state when given, else from the profile; 'measured'
+    falls back to 'configured' for pairs without a measurement."""
     if state is not None:
-        info = {n.name: (n.type, n.tier, n.cpus, n.memory_gb) for n in state.nodes}
+        info = {n.name: (n.type, n.tier, n.cpus, n.memory_gb, n.role, n.site, n.cost, n.gpus) for n in state.nodes}
         conf, meas = state.rtt_configured_ms, state.rtt_measured_ms
     else:
-        info = {n: (t, profile.node_types[t]["tier"], profile.node_types[t]["cpus"], profile.node_types[t]["memory_gb"])
-                for n, t in profile.nodes.items()}
+        def of_type(t: str) -> tuple:
+            nt = profile.node_types[t]  # profiles before roles: the tier is the role
+            return (t, nt["tier"], nt["cpus"], nt["memory_gb"], nt.get("role", nt["tier"]), None, nt.get("cost", 0.0),
+                    nt.get("gpus", 0))
+        info = {n: of_type(t) for n, t in profile.nodes.items()}
         conf, meas = profile.rtt_ms.get("configured", {}), profile.rtt_ms.get("measured", {})
 
     def d(a: str, b: str) -> float:
@@ -29,8 +32,8 @@ def topology(profile: Profile, state: TestbedState | None = None, rtt: str = "me
         v = meas.get(a, {}).get(b) if rtt == "measured" else None
         return float(v if v is not None else conf[a][b])
 
-    hosts = [n for n, (_, tier, _, _) in info.items() if tier != "client"]
-    users = [n for n, (_, tier, _, _) in info.items() if tier == "client"]
+    hosts = [n for n, i in info.items() if i[4] != "client"]
+    users = [n for n, i in info.items() if i[4] == "client"]
     if not users:
         raise UserError("the testbed has no client node: the user's position is unknown", field="nodes")
     return Topology(
@@ -38,6 +41,8 @@ def topology(profile: Profile, state: TestbedState | None = None, rtt: str = "me
         cpus=np.array([info[n][2] for n in hosts], float), memory_mib=np.array([info[n][3] * 1024 for n in hosts], float),
         rtt=np.array([[d(a, b) for b in hosts] for a in hosts]),
         user_rtt=np.array([np.mean([d(u, n) for u in users]) for n in hosts]),
+        roles=tuple(info[n][4] for n in hosts), sites=tuple(info[n][5] for n in hosts),
+        costs=np.array([info[n][6] for n in hosts], float), gpus=np.array([info[n][7] for n in hosts], float),
     )
 
 

@@ -49,6 +49,11 @@ class ServiceSpec(BaseModel):
     replicas: int = Field(1, ge=1)
     cpu_requests: str | float | None = Field(None, alias="cpu-requests")
     memory_requests: str | float | None = Field(None, alias="memory-requests")
+    # μBench's placement constraints (its K8sYamlBuilder makes them required node affinity by
+    # hostname and required pod anti-affinity by hostname): the nodes the service's pods may run
+    # on, and whether its replicas must sit on distinct nodes
+    node_affinity: list[str] | None = Field(None, min_length=1)
+    pod_antiaffinity: bool = False
 
     @field_validator("internal_service")
     @classmethod
@@ -122,6 +127,40 @@ class App(BaseModel):
 
     def total_pods(self) -> int:
         return sum(s.replicas for s in self.services.values())
+
+    # the placement constraints: the one definition policies, the simulator and checks use
+    def may_run_on(self, service: str, node: str) -> bool:
+        """node_affinity: the service's pods run only on the listed nodes (any node when unset)."""
+        allowed = self.services[service].node_affinity
+        return allowed is None or node in allowed
+
+    def spreads(self, service: str) -> bool:
+        """pod_antiaffinity: no two pods of the service on one node."""
+        return self.services[service].pod_antiaffinity
+
+    def constraint_problem(self, placement: dict[str, list[str]]) -> tuple[str, str] | None:
+        """(field, what is wrong) for the first placement entry that breaks a constraint."""
+        for service, nodes in placement.items():
+            for i, node in enumerate(nodes):
+                if not self.may_run_on(service, node):
+                    return (f"{service}[{i}]", f"{node} is not in {service}'s node_affinity "
+                            f"({', '.join(self.services[service].node_affinity)})")
+            if self.spreads(service) and len(set(nodes)) < len(nodes):
+                return service, f"{service} has pod_antiaffinity: its replicas need distinct nodes"
+        return None
+
+    def check_nodes(self, nodes: list[str], source: str) -> None:
+        """Constraints against a testbed's placement nodes: affinity to a node it lacks, or more
+        replicas that must spread than nodes they may use, is a user error."""
+        for name, svc in self.services.items():
+            for i, node in enumerate(svc.node_affinity or []):
+                if node not in nodes:
+                    raise UserError(f"unknown node {node!r} (nodes: {', '.join(nodes)})", source=source,
+                                    field=f"{name}.node_affinity[{i}]")
+            usable = [n for n in nodes if self.may_run_on(name, n)]
+            if svc.pod_antiaffinity and svc.replicas > len(usable):
+                raise UserError(f"{svc.replicas} replicas with pod_antiaffinity need {svc.replicas} nodes; only "
+                                f"{len(usable)} may run {name}", source=source, field=f"{name}.pod_antiaffinity")
 
 
 # ------------------------------------------------------------------ validation

@@ -1,7 +1,10 @@
 """The inventory: what testbed to build (input of ``harness provision``).
 
-Node types carry what the scheduler sees (logical cores, memory) and what the emulation
-enforces (relative CPU speed). Latency is given as round-trip milliseconds between tiers.
+Node types carry what the scheduler sees (logical cores, memory, GPUs), what the emulation
+enforces (relative CPU speed) and what a node costs. A node type's tier may be any name (near-edge,
+far-edge, fog) with a declared role (cloud, edge or client: what metrics and heuristics read);
+nodes may belong to a site (a cluster). Latency is round-trip milliseconds between tiers, and
+``links`` override it (and add a bandwidth) per site pair or per node pair: the most specific wins.
 """
 
 from __future__ import annotations
@@ -14,28 +17,36 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from harness.errors import UserError
 from harness.spec.loader import load_model
 
-Tier = Literal["cloud", "edge", "client"]
-TIERS: tuple[str, ...] = ("cloud", "edge", "client")
+Role = Literal["cloud", "edge", "client"]
+ROLES: tuple[str, ...] = ("cloud", "edge", "client")  # also tiers of their own role, without declaring them
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+class TierSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Role = Field(description="what the tier is for metrics and heuristics: cloud, edge or client")
 
 
 class NodeType(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    tier: Tier
+    tier: str = Field(description="cloud, edge, client, or a tier declared under 'tiers'")
     cpus: float = Field(gt=0, description="logical cores the scheduler sees")
     memory_gb: float = Field(gt=0, description="memory the scheduler sees, GiB")
     speed: float = Field(gt=0, description="relative CPU speed; only ratios between types matter")
+    cost: float = Field(0.0, ge=0, description="what one node of this type costs per hour (any currency unit)")
+    gpus: int = Field(0, ge=0, description="GPUs the scheduler sees (accounting only on the local testbed)")
 
 
 class Node(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
     type: str
+    site: str | None = Field(None, description="the site (cluster) the node belongs to")
 
     @field_validator("name")
     @classmethod
@@ -136,18 +147,67 @@ class K3sOptions(BaseModel):
         return v
 
 
+class Link(BaseModel):
+    """An override for the pairs between two sites, or between two nodes (RTT and/or bandwidth);
+    with ``tiers``, a bandwidth for the pairs between two tiers (their RTT is in ``rtt_ms``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    tiers: list[str] | None = Field(None, min_length=2, max_length=2)
+    sites: list[str] | None = Field(None, min_length=2, max_length=2)
+    nodes: list[str] | None = Field(None, min_length=2, max_length=2)
+    rtt_ms: float | None = Field(None, ge=0)
+    bandwidth_mbit: float | None = Field(None, gt=0, description="link bandwidth, Mbit/s")
+
+    @model_validator(mode="after")
+    def _one_scope(self):
+        scopes = [k for k in ("tiers", "sites", "nodes") if getattr(self, k) is not None]
+        if len(scopes) != 1:
+            raise ValueError("a link names exactly one of tiers, sites or nodes (two of them)")
+        if self.rtt_ms is None and self.bandwidth_mbit is None:
+            raise ValueError("a link sets rtt_ms, bandwidth_mbit or both")
+        if self.tiers is not None and self.rtt_ms is not None:
+            raise ValueError("a tier pair's RTT goes in rtt_ms; a tiers link sets only bandwidth_mbit")
+        return self
+
+    @property
+    def scope(self) -> tuple[str, tuple[str, str]]:
+        for k in ("nodes", "sites", "tiers"):
+            v = getattr(self, k)
+            if v is not None:
+                return k, (v[0], v[1])
+        raise AssertionError
+
+
+SPECIFICITY = {"nodes": 0, "sites": 1, "tiers": 2}  # most specific first
+
+
 class Inventory(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = "testbed"
     backend: str = Field("local", description="a backend of harness.testbed.backends: local or k3s")
     node_types: dict[str, NodeType] = Field(min_length=1)
     nodes: list[Node] = Field(min_length=1)
+    tiers: dict[str, TierSpec] = Field(default_factory=dict, description="tiers beyond cloud/edge/client, with their role")
     rtt_ms: dict[str, float] = Field(description="round-trip ms between tiers, keys like 'cloud-edge'")
+    links: list[Link] = Field(default_factory=list, description="per site pair or node pair: RTT and bandwidth")
     local: LocalOptions = Field(default_factory=LocalOptions)
     k3s: K3sOptions | None = None
 
     def node_type(self, node: Node) -> NodeType:
         return self.node_types[node.type]
+
+    def role(self, tier: str) -> str:
+        return self.tiers[tier].role if tier in self.tiers else tier
+
+    def tier_names(self) -> list[str]:
+        return sorted(set(ROLES) | set(self.tiers))
+
+    def split_tier_pair(self, key: str) -> tuple[str, str] | None:
+        """'near-edge-cloud' -> ('near-edge', 'cloud'): the one split of a key into two known tiers."""
+        known = set(self.tier_names())
+        splits = [(key[:i], key[i + 1:]) for i, ch in enumerate(key) if ch == "-" and key[:i] in known
+                  and key[i + 1:] in known]
+        return splits[0] if len(splits) == 1 else None
 
     def tier_rtt(self, a: str, b: str) -> float:
         """RTT between two tiers; keys are order-insensitive ('edge-cloud' == 'cloud-edge')."""
@@ -156,14 +216,39 @@ class Inventory(BaseModel):
                 return self.rtt_ms[key]
         raise KeyError(f"{a}-{b}")
 
+    def _link_value(self, a: Node, b: Node, attr: str) -> float | None:
+        """The most specific link that covers the pair and sets ``attr``."""
+        best = None
+        for link in self.links:
+            value = getattr(link, attr)
+            if value is None:
+                continue
+            kind, (x, y) = link.scope
+            have = {"nodes": (a.name, b.name), "sites": (a.site, b.site),
+                    "tiers": (self.node_type(a).tier, self.node_type(b).tier)}[kind]
+            if {x, y} == set(have) and (x != y or have[0] == have[1]) and \
+                    (best is None or SPECIFICITY[kind] < best[0]):
+                best = (SPECIFICITY[kind], value)
+        return None if best is None else best[1]
+
+    def pair_rtt(self, a: Node, b: Node) -> float:
+        """A node pair's RTT: its node link, else its site link, else its tiers' rtt_ms (KeyError)."""
+        v = self._link_value(a, b, "rtt_ms")
+        return v if v is not None else self.tier_rtt(self.node_type(a).tier, self.node_type(b).tier)
+
     def rtt_matrix(self) -> dict[str, dict[str, float]]:
         """Configured node-to-node RTT in ms (0 on the diagonal)."""
+        return {a.name: {b.name: 0.0 if a.name == b.name else self.pair_rtt(a, b) for b in self.nodes}
+                for a in self.nodes}
+
+    def bandwidth_matrix(self) -> dict[str, dict[str, float]]:
+        """Configured node-to-node bandwidth in Mbit/s, only for the pairs a link limits."""
         out: dict[str, dict[str, float]] = {}
         for a in self.nodes:
-            ta = self.node_type(a).tier
-            out[a.name] = {
-                b.name: 0.0 if a.name == b.name else self.tier_rtt(ta, self.node_type(b).tier) for b in self.nodes
-            }
+            for b in self.nodes:
+                v = None if a.name == b.name else self._link_value(a, b, "bandwidth_mbit")
+                if v is not None:
+                    out.setdefault(a.name, {})[b.name] = v
         return out
 
     def checksum(self) -> str:
@@ -181,21 +266,34 @@ def check_semantics(inv: Inventory, source: str) -> Inventory:
         if node.name in seen:
             raise UserError(f"duplicate node name {node.name!r}", source=source, field=f"nodes[{i}].name")
         seen.add(node.name)
+    for name, nt in inv.node_types.items():
+        if nt.tier not in ROLES and nt.tier not in inv.tiers:
+            raise UserError(f"tier {nt.tier!r} has no role; declare it under tiers: {nt.tier}: {{role: edge}} "
+                            f"(roles: {', '.join(ROLES)})", source=source, field=f"node_types.{name}.tier")
     for key, value in inv.rtt_ms.items():
-        parts = key.split("-")
-        if len(parts) != 2 or any(p not in TIERS for p in parts):
-            raise UserError(f"key must be two tiers joined by '-', tiers being {', '.join(TIERS)}", source=source, field=f"rtt_ms.{key}")
+        if inv.split_tier_pair(key) is None:
+            raise UserError(f"key must be two tiers joined by '-', tiers being {', '.join(inv.tier_names())}",
+                            source=source, field=f"rtt_ms.{key}")
         if value < 0:
             raise UserError("must be ≥ 0", source=source, field=f"rtt_ms.{key}")
+    names = {n.name for n in inv.nodes}
+    sites = {n.site for n in inv.nodes if n.site}
+    for i, link in enumerate(inv.links):
+        kind, pair = link.scope
+        known = {"nodes": names, "sites": sites, "tiers": set(inv.tier_names())}[kind]
+        for x in pair:
+            if x not in known:
+                raise UserError(f"unknown {kind[:-1]} {x!r} (known: {', '.join(sorted(known)) or 'none'})",
+                                source=source, field=f"links[{i}].{kind}")
     for i, a in enumerate(inv.nodes):
         for b in inv.nodes[i + 1:]:
-            ta, tb = inv.node_type(a).tier, inv.node_type(b).tier
             try:
-                inv.tier_rtt(ta, tb)
+                inv.pair_rtt(a, b)
             except KeyError:
+                ta, tb = inv.node_type(a).tier, inv.node_type(b).tier
                 raise UserError(
-                    f"no latency between tiers {ta!r} and {tb!r} (nodes {a.name} and {b.name}); add '{ta}-{tb}: <ms>'",
-                    source=source, field="rtt_ms",
+                    f"no latency between tiers {ta!r} and {tb!r} (nodes {a.name} and {b.name}); add '{ta}-{tb}: <ms>' "
+                    "or a link", source=source, field="rtt_ms",
                 ) from None
     if len(inv.nodes) > 250:
         raise UserError(f"{len(inv.nodes)} nodes; the local testbed supports at most 250", source=source, field="nodes")
@@ -208,8 +306,8 @@ def _check_k3s(inv: Inventory, source: str) -> None:
     k = inv.k3s
     if k is None:
         raise UserError("backend k3s needs a 'k3s:' block (provider openstack or ssh)", source=source, field="k3s")
-    if not any(inv.node_type(n).tier == "cloud" for n in inv.nodes):
-        raise UserError("K3s needs a cloud node for its server; none of the nodes has tier cloud", source=source, field="nodes")
+    if not any(inv.role(inv.node_type(n).tier) == "cloud" for n in inv.nodes):
+        raise UserError("K3s needs a cloud node for its server; no node's tier has role cloud", source=source, field="nodes")
     if k.provider == "openstack":
         if k.openstack is None:
             raise UserError("provider openstack needs an 'openstack:' block (cloud, image, flavours, external_network)",

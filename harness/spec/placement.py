@@ -25,6 +25,9 @@ def check_placement(placement: Placement, app: App, nodes: list[str], source: st
     missing = [s for s in app.services if s not in placement]
     if missing:
         raise UserError(f"no nodes for service(s) {', '.join(missing)}", source=source)
+    problem = app.constraint_problem(placement)
+    if problem:
+        raise UserError(problem[1], source=source, field=problem[0])
     return {s: list(placement[s]) for s in app.services}
 
 
@@ -35,15 +38,16 @@ def load_placement(path: str | Path, app: App, nodes: list[str]) -> Placement:
 def spread_placement(app: App, nodes: list[tuple[str, str, float]]) -> Placement:
     """A simple starting placement: each replica on the non-client node with the smallest share of
     its CPU requested so far (Kubernetes' LeastAllocated), replicas of a service on distinct nodes
-    while there are enough. ``nodes``: (name, tier, cpus). Policies replace this later."""
-    candidates = [(n, c) for n, tier, c in nodes if tier != "client"]
+    while there are enough, on the nodes its node_affinity allows. ``nodes``: (name, role, cpus). Policies replace this later."""
+    candidates = [(n, c) for n, role, c in nodes if role != "client"]
     used = {n: 0.0 for n, _ in candidates}
     cap = dict(candidates)
     out: Placement = {}
     for service, spec in app.services.items():
         out[service] = []
         for _ in range(spec.replicas):
-            order = sorted(candidates, key=lambda nc: (nc[0] in out[service], used[nc[0]] / cap[nc[0]]))
+            allowed = [nc for nc in candidates if app.may_run_on(service, nc[0])]
+            order = sorted(allowed, key=lambda nc: (nc[0] in out[service], used[nc[0]] / cap[nc[0]]))
             node = order[0][0]
             out[service].append(node)
             used[node] += app.cpu_request(service)

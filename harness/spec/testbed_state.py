@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from harness.spec.loader import load_model
 
@@ -26,6 +26,16 @@ class NodeState(BaseModel):
     cpus: float
     memory_gb: float
     speed: float
+    role: str = ""  # cloud | edge | client (the tier's role; state files before roles: the tier itself)
+    site: str | None = None
+    cost: float = 0.0  # per hour
+    gpus: int = 0
+
+    @model_validator(mode="after")
+    def _role(self):
+        if not self.role:
+            self.role = self.tier
+        return self
 
 
 class TestbedState(BaseModel):
@@ -41,6 +51,8 @@ class TestbedState(BaseModel):
     latency_injector_reason: str | None = None
     rtt_configured_ms: dict[str, dict[str, float]] = {}
     rtt_measured_ms: dict[str, dict[str, float | None]] = {}
+    bandwidth_mbit: dict[str, dict[str, float]] = {}  # configured, for the pairs a link limits
+    bandwidth_emulation: str | None = None  # how the testbed enforces it, or why it cannot
     prometheus_url: str | None = None
     backend_data: dict[str, Any] = {}  # backend-specific (the local layout)
 

@@ -7,6 +7,7 @@ short_description: Apply the configured RTT matrix (idempotent)
 options:
   layout: {description: the testbed layout computed by harness, required: true, type: dict}
   rtt_ms: {description: node -> node -> round-trip ms, required: true, type: dict}
+  bandwidth_mbit: {description: node -> node -> Mbit/s for the pairs a link limits (netem only), required: false, type: dict, default: {}}
   injector: {description: netem or nfqueue (from harness_preflight), required: true, type: str}
   state_dir: {description: harness state directory (pidfiles, delay table, logs), required: true, type: path}
   python: {description: interpreter that runs the delayer, required: true, type: path}
@@ -19,6 +20,7 @@ def main():
     module = AnsibleModule(argument_spec={
         "layout": {"type": "dict", "required": True},
         "rtt_ms": {"type": "dict", "required": True},
+        "bandwidth_mbit": {"type": "dict", "required": False, "default": {}},
         "injector": {"type": "str", "required": True, "choices": ["netem", "nfqueue"]},
         "state_dir": {"type": "path", "required": True},
         "python": {"type": "path", "required": True},
@@ -36,7 +38,8 @@ def main():
     state_dir = Path(module.params["state_dir"])
     try:
         if module.params["injector"] == "netem":
-            changed = linkemu.apply_netem(layout, rtt)
+            bandwidth = {a: {b: float(v) for b, v in row.items()} for a, row in module.params["bandwidth_mbit"].items()}
+            changed = linkemu.apply_netem(layout, rtt, bandwidth)
             module.exit_json(changed=changed, injector="netem")
         rd = run_dir(state_dir)
         rd.mkdir(parents=True, exist_ok=True)

@@ -45,7 +45,15 @@ def _write(tmp_path: Path, mutate) -> Path:
     (lambda d: d["nodes"].append({"name": "cloud-a-1", "type": "cloud-a"}), "nodes[7].name", "duplicate node name"),
     (lambda d: d["nodes"][0].update(name="Cloud_1"), "nodes[0].name", "DNS-1123"),
     (lambda d: d["rtt_ms"].update({"cloud-moon": 3}), "rtt_ms.cloud-moon", "two tiers"),
-    (lambda d: d["node_types"]["edge-a"].update(tier="fog"), "node_types.edge-a.tier", "'cloud', 'edge' or 'client'"),
+    (lambda d: d["node_types"]["edge-a"].update(tier="fog"), "node_types.edge-a.tier", "tier 'fog' has no role"),
+    (lambda d: d.update(tiers={"fog": {"role": "gateway"}}), "tiers.fog.role", "'cloud', 'edge' or 'client'"),
+    (lambda d: d["node_types"]["edge-a"].update(cost=-1), "node_types.edge-a.cost", "≥ 0"),
+    (lambda d: d.update(links=[{"nodes": ["edge-a-1", "edge-a-2"], "bandwidth_mbit": 0}]), "links[0].bandwidth_mbit",
+     "> 0"),
+    (lambda d: d.update(links=[{"sites": ["dc1", "dc9"], "rtt_ms": 5}]), "links[0].sites", "unknown site 'dc1'"),
+    (lambda d: d.update(links=[{"nodes": ["edge-a-1", "edge-z"], "rtt_ms": 5}]), "links[0].nodes", "unknown node 'edge-z'"),
+    (lambda d: d.update(links=[{"nodes": ["edge-a-1", "edge-a-2"], "sites": ["a", "b"], "rtt_ms": 5}]), "links[0]",
+     "exactly one of tiers, sites or nodes"),
     (lambda d: d["local"].update(prefix="way-too-long"), "local.prefix", "1-6"),
     (lambda d: d.update(colour="red"), "colour", "unknown field"),
 ])
@@ -77,3 +85,56 @@ def test_tier_pair_keys_are_order_insensitive(tmp_path):
         d["rtt_ms"]["edge-cloud"] = d["rtt_ms"].pop("cloud-edge")
     inv = load_inventory(_write(tmp_path, swap))
     assert inv.rtt_matrix()["edge-a-1"]["cloud-a-2"] == 50
+
+
+INV = """
+name: sites
+tiers: {near-edge: {role: edge}, far-edge: {role: edge}}
+node_types:
+  ne: {tier: near-edge, cpus: 2, memory_gb: 2, speed: 0.5, cost: 9, gpus: 1}
+  fe: {tier: far-edge, cpus: 40, memory_gb: 50, speed: 0.75, cost: 5}
+  c: {tier: client, cpus: 2, memory_gb: 2, speed: 0.5}
+nodes:
+  - {name: ne-1, type: ne, site: dc1}
+  - {name: ne-2, type: ne, site: dc1}
+  - {name: ne-3, type: ne, site: dc2}
+  - {name: fe-1, type: fe, site: dc2}
+  - {name: cl-1, type: c}
+rtt_ms: {near-edge-near-edge: 1, near-edge-far-edge: 5, client-near-edge: 1, client-far-edge: 5}
+links:
+  - {sites: [dc1, dc2], rtt_ms: 30}
+  - {nodes: [ne-1, ne-3], rtt_ms: 2, bandwidth_mbit: 100}
+  - {tiers: [near-edge, far-edge], bandwidth_mbit: 1000}
+"""
+
+
+def test_roles_sites_and_the_most_specific_rtt_wins(tmp_path):
+    p = tmp_path / "inv.yaml"
+    p.write_text(INV)
+    inv = load_inventory(p)
+    m = inv.rtt_matrix()
+    assert m["ne-1"]["ne-2"] == 1  # same site: the tier pair
+    assert m["ne-2"]["ne-3"] == m["ne-3"]["ne-2"] == 30  # across sites: the site pair beats the tier pair
+    assert m["ne-1"]["ne-3"] == 2  # the node pair beats the site pair
+    assert m["ne-1"]["fe-1"] == 30 and m["ne-3"]["fe-1"] == 5  # dc1 -> dc2 by site; inside dc2 by tiers
+    bw = inv.bandwidth_matrix()
+    assert bw["ne-1"]["ne-3"] == 100 and bw["ne-1"]["fe-1"] == bw["fe-1"]["ne-2"] == 1000 and "ne-2" not in bw["ne-1"]
+    assert inv.role("near-edge") == inv.role("far-edge") == "edge" and inv.role("cloud") == "cloud"
+    assert inv.node_types["ne"].cost == 9 and inv.node_types["ne"].gpus == 1
+
+
+def test_the_sample_inventories_are_the_papers_clusters():
+    repo = Path(__file__).resolve().parents[2]
+    ro = load_inventory(repo / "inventories/rollout-basic-local.yaml")
+    tiers = [ro.node_type(n).tier for n in ro.nodes]
+    assert (tiers.count("near-edge"), tiers.count("far-edge"), tiers.count("cloud"), tiers.count("client")) == (20, 5, 2, 1)
+    for n in ro.nodes:
+        t = ro.node_type(n)
+        lo, hi = {"near-edge": (1, 8), "far-edge": (40, 80), "cloud": (400, 600), "client": (0, 99)}[t.tier]
+        assert lo <= t.cpus <= hi
+    costs = {ro.node_type(n).tier: ro.node_type(n).cost for n in ro.nodes if ro.node_type(n).tier != "client"}
+    assert costs["near-edge"] > costs["far-edge"] > costs["cloud"] and all(1 <= c <= 10 for c in costs.values())
+    kd = load_inventory(repo / "inventories/kubedsm-local.yaml")
+    got = {n.name: (kd.node_type(n).tier, kd.node_type(n).cpus, kd.node_type(n).memory_gb) for n in kd.nodes}
+    assert got == {"n1": ("client", 4, 6), "n2": ("edge", 5, 5), "n3": ("edge", 4, 4), "n4": ("edge", 7, 5),
+                   "n5": ("cloud", 22, 17)}

@@ -15,7 +15,7 @@ from harness.spec.inventory import Inventory
 
 
 def server_node(inv: Inventory) -> str:
-    return next(n.name for n in inv.nodes if inv.node_type(n).tier == "cloud")
+    return next(n.name for n in inv.nodes if inv.role(inv.node_type(n).tier) == "cloud")
 
 
 def netem_groups(rtt_row: dict[str, float], addresses: dict[str, str], me: str) -> list[dict]:

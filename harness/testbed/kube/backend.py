@@ -168,7 +168,7 @@ class KubeCluster(Cluster):
                       log: Path | None = None, cgroup: str | None = None) -> PopenProcess:
         """On K3s the harness itself runs on the client node (docs/real-testbed.md): a process for
         a client-tier node runs here; other nodes run only pods."""
-        if self.node(node).tier != "client":
+        if self.node(node).role != "client":
             raise TestbedError(f"on K3s only the client node runs processes besides pods; {node} is "
                                f"{self.node(node).tier} (run the harness on the client node)")
         out = open(log, "ab") if log else subprocess.DEVNULL
@@ -182,7 +182,7 @@ class KubeCluster(Cluster):
 
     def run_in_node(self, node: str, argv: Sequence[str], timeout: float = 60) -> subprocess.CompletedProcess:
         """As start_process: only the client node (where the harness runs) runs commands."""
-        if self.node(node).tier != "client":
+        if self.node(node).role != "client":
             raise TestbedError(f"on K3s only the client node runs commands besides pods; {node} is {self.node(node).tier}")
         try:
             return subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout)

@@ -39,8 +39,9 @@ def inventory_file(state_dir: Path) -> Path:
 
 def node_states(inv: Inventory, addresses: dict[str, dict[str, str]]) -> list[NodeState]:
     return [NodeState(name=n.name, type=n.type, tier=inv.node_type(n).tier, address=addresses[n.name]["private"],
-                      cpus=inv.node_type(n).cpus, memory_gb=inv.node_type(n).memory_gb,
-                      speed=inv.node_type(n).speed) for n in inv.nodes]
+                      cpus=inv.node_type(n).cpus, memory_gb=inv.node_type(n).memory_gb, speed=inv.node_type(n).speed,
+                      role=inv.role(inv.node_type(n).tier), site=n.site, cost=inv.node_type(n).cost,
+                      gpus=inv.node_type(n).gpus) for n in inv.nodes]
 
 
 def cell_image_context(path: Path) -> Path:

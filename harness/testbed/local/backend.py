@@ -84,7 +84,7 @@ class LocalCluster(LocalPods, Cluster):
         matrix = self.rtt_configured()
         matrix[a][b] = matrix[b][a] = float(rtt_ms)
         if self.state.latency_injector == "netem":
-            for cmd in linkemu.netem_change_commands(self.layout, a, b, rtt_ms):
+            for cmd in linkemu.netem_change_commands(self.layout, a, b, rtt_ms, self.state.bandwidth_mbit):
                 run(["ip", "netns", "exec", self.layout.hub_netns, *cmd])
         else:
             linkemu.write_delay_table(delay_table_path(self.state_dir), self.layout, matrix)

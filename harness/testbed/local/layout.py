@@ -33,6 +33,10 @@ class NodeLayout:
     cpu_quota_us: int
     cpu_period_us: int
     memory_bytes: int
+    role: str = ""
+    site: str | None = None
+    cost: float = 0.0
+    gpus: int = 0
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,10 @@ def layout_for(inv: "Inventory") -> Layout:
                 cpu_quota_us=max(1000, round(share * opts.cpu_period_us)),
                 cpu_period_us=opts.cpu_period_us,
                 memory_bytes=int(nt.memory_gb * 2**30),
+                role=inv.role(nt.tier),
+                site=node.site,
+                cost=nt.cost,
+                gpus=nt.gpus,
             )
         )
     return Layout(prefix=opts.prefix, subnet=opts.subnet, nodes=tuple(nodes), **names)

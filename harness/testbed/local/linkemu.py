@@ -57,12 +57,20 @@ def _class_id(src_index: int) -> str:
     return f"1:{src_index + 10:x}"
 
 
-def netem_commands(layout: Layout, rtt: dict[str, dict[str, float]]) -> list[list[str]]:
-    """tc commands (run in the hub) that delay traffic *to* each node by the source's half-RTT.
+def _leaf(delay_ms: float, rate_mbit: float | None) -> list[str]:
+    rate = ["rate", f"{rate_mbit:g}mbit"] if rate_mbit else []
+    return ["netem", "delay", f"{delay_ms:g}ms", *rate, "limit", "100000"]
+
+
+def netem_commands(layout: Layout, rtt: dict[str, dict[str, float]],
+                   bandwidth: dict[str, dict[str, float]] | None = None) -> list[list[str]]:
+    """tc commands (run in the hub) that delay traffic *to* each node by the source's half-RTT,
+    and limit it to the pair's bandwidth where a link sets one (netem's rate).
 
     On each hub link: an htb root whose default class (1:1) carries undelayed traffic from the
     harness, one class per source node with a netem leaf, and a u32 filter on the source address.
     """
+    bandwidth = bandwidth or {}
     cmds: list[list[str]] = []
     for dst in layout.nodes:
         dev = dst.hub_veth
@@ -75,25 +83,36 @@ def netem_commands(layout: Layout, rtt: dict[str, dict[str, float]]) -> list[lis
             handle = f"{src.index + 10:x}:"
             cmds.append(["tc", "class", "replace", "dev", dev, "parent", "1:", "classid", cid, "htb", "rate", NETEM_RATE, "quantum", QUANTUM])
             cmds.append(["tc", "qdisc", "replace", "dev", dev, "parent", cid, "handle", handle,
-                         "netem", "delay", f"{one_way_ms(rtt, src.name, dst.name):g}ms", "limit", "100000"])
+                         *_leaf(one_way_ms(rtt, src.name, dst.name), bandwidth.get(src.name, {}).get(dst.name))])
             cmds.append(["tc", "filter", "replace", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1",
                          "handle", f"800::{src.index + 1:x}", "u32", "match", "ip", "src", f"{src.address}/32", "flowid", cid])
     return cmds
 
 
-def netem_change_commands(layout: Layout, a: str, b: str, rtt_ms: float) -> list[list[str]]:
-    """Change the delay of one pair in both directions while running."""
+def netem_change_commands(layout: Layout, a: str, b: str, rtt_ms: float,
+                          bandwidth: dict[str, dict[str, float]] | None = None) -> list[list[str]]:
+    """Change the delay of one pair in both directions while running (its bandwidth kept)."""
+    bandwidth = bandwidth or {}
     cmds = []
     for src, dst in ((layout.node(a), layout.node(b)), (layout.node(b), layout.node(a))):
         cmds.append(["tc", "qdisc", "change", "dev", dst.hub_veth, "parent", _class_id(src.index),
-                     "handle", f"{src.index + 10:x}:", "netem", "delay", f"{rtt_ms / 2:g}ms", "limit", "100000"])
+                     "handle", f"{src.index + 10:x}:", *_leaf(rtt_ms / 2, bandwidth.get(src.name, {}).get(dst.name))])
     return cmds
 
 
-def apply_netem(layout: Layout, rtt: dict[str, dict[str, float]]) -> bool:
+def bandwidth_emulation(injector: str, bandwidth: dict[str, dict[str, float]]) -> str | None:
+    """How the testbed enforces link bandwidths, or why it cannot (None when no link sets one)."""
+    if not bandwidth:
+        return None
+    if injector == "netem":
+        return "netem rate on each limited pair"
+    return "not emulated: the NFQUEUE delayer adds latency only (the kernel lacks sch_netem)"
+
+
+def apply_netem(layout: Layout, rtt: dict[str, dict[str, float]], bandwidth: dict[str, dict[str, float]] | None = None) -> bool:
     """Apply the netem tree; report changed only if the qdiscs did not already say the same."""
     before = run(in_netns(layout.hub_netns, ["tc", "qdisc", "show"])).stdout
-    for cmd in netem_commands(layout, rtt):
+    for cmd in netem_commands(layout, rtt, bandwidth):
         run(in_netns(layout.hub_netns, cmd))
     return run(in_netns(layout.hub_netns, ["tc", "qdisc", "show"])).stdout != before
 

@@ -11,7 +11,7 @@ from harness.errors import UserError
 from harness.provision.runner import PlaybookResult, Progress, run_playbook
 from harness.spec.inventory import Inventory
 from harness.spec.testbed_state import NodeState, TestbedState, load_state, now_iso, save_state, state_path
-from harness.testbed.local import monitoring, network, rtt
+from harness.testbed.local import linkemu, monitoring, network, rtt
 from harness.testbed.local.layout import layout_for
 
 
@@ -33,8 +33,10 @@ def provision(inv: Inventory, state_dir: Path, on_progress: Callable[[Progress],
         backend="local", name=inv.name, status="provisioning", inventory_checksum=inv.checksum(),
         inventory=inv.model_dump(mode="json"), created=now_iso(),
         nodes=[NodeState(name=n.name, type=n.type, tier=n.tier, address=n.address, cpus=n.cpus,
-                         memory_gb=n.memory_gb, speed=n.speed) for n in layout.nodes],
+                         memory_gb=n.memory_gb, speed=n.speed, role=n.role, site=n.site, cost=n.cost, gpus=n.gpus)
+               for n in layout.nodes],
         rtt_configured_ms=inv.rtt_matrix(),
+        bandwidth_mbit=inv.bandwidth_matrix(),
         backend_data={"layout": layout.to_dict()},
     )
     # Recorded before anything is built: teardown finds a half-built testbed from it.
@@ -45,6 +47,7 @@ def provision(inv: Inventory, state_dir: Path, on_progress: Callable[[Progress],
             "harness_layout": layout.to_dict(),
             # set_latency may have changed the matrix since the last run: keep the live one
             "harness_rtt_ms": state.rtt_configured_ms,
+            "harness_bandwidth_mbit": state.bandwidth_mbit,
             "harness_latency_injector": inv.local.latency_injector,
             "harness_state_dir": str(state_dir.resolve()),
             "harness_python": sys.executable,
@@ -55,6 +58,7 @@ def provision(inv: Inventory, state_dir: Path, on_progress: Callable[[Progress],
     )
     pre = result.results["Check host prerequisites and probe the kernel for sch_netem"][0]
     state.latency_injector, state.latency_injector_reason = pre["injector"], pre["reason"]
+    state.bandwidth_emulation = linkemu.bandwidth_emulation(pre["injector"], state.bandwidth_mbit)
     state.prometheus_url = monitoring.url(inv.local.prometheus_port)
     if measure:
         state.rtt_measured_ms = rtt.measure_matrix(layout)
