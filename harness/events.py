@@ -48,8 +48,9 @@ declare("pending", "a pod no node has room for stays pending (rejected)", ("serv
 declare("start-failed", "a new pod did not get ready and was removed", ("pod", "service", "node", "error"))
 declare("pod-crashed", "a pod's process died; it is replaced on its node", ("pod", "service", "node"))
 declare("restarted", "a crashed pod replaced on its node", ("pod", "service", "node", "seconds"))
-declare("scale", "the autoscaler changed a service's replica count", ("service", "to", "current", "utilisation"),
-        marker="scale")
+declare("scale", "the autoscaler (or a replica schedule) changed a service's replica count",
+        ("service", "to", "current", "utilisation", "reason"), marker="scale")
+declare("replica-cycle", "a replica schedule's cycle began", ("cycle", "replicas", "late_s"), marker="scale")
 declare("autoscaler-error", "the autoscaler could not read CPU from Prometheus", ("error",))
 # ---------------------------------------------------------------- the move loop (rescheduler/loop.py)
 declare("move", "a pod moved make-before-break", ("pod", "new_pod", "service", "source", "target",

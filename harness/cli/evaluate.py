@@ -28,18 +28,24 @@ def evaluate(
     from harness.errors import UserError
     from harness.policies import build_for_app
     from harness.rescheduler.evaluate import run_policy, write_results
-    from harness.sim.ceenv import load_dynamics
+    from harness.sim.ceenv import EnvConfig, load_dynamics
 
+    try:
+        sizes = [int(x) for x in pods.split(",")]
+    except ValueError:
+        raise UserError("--pods takes comma-separated whole numbers", field="--pods") from None
     a, _, dyn = load_dynamics(app_file, profile, testbed)
+    if any(n % dyn.S or n < dyn.S for n in sizes):
+        raise UserError(f"pod counts must be multiples of the {dyn.S} services (one count of replicas for each)",
+                        field="--pods")
+    per_service = max(sizes) // dyn.S
+    if per_service > dyn.cfg.max_replicas:  # more replicas than CEEnv's default slots: the slots follow
+        a, _, dyn = load_dynamics(app_file, profile, testbed, EnvConfig(max_replicas=per_service))
     built = {}
     for ref in (p.strip() for p in policies.split(",") if p.strip()):
         policy = build_for_app(ref, a.name, app_file, profile, model_dir)
         built[policy.name] = policy
     names = list(built)
-    try:
-        sizes = [int(x) for x in pods.split(",")]
-    except ValueError:
-        raise UserError("--pods takes comma-separated whole numbers") from None
     rows = []
     print(f"{'policy':15s} {'pods':>4s} {'latency ms':>11s} {'moves':>6s} {'moved':>6s} {'edge':>6s} {'cost/h':>7s} "
           f"{'rejected':>8s}")

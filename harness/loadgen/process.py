@@ -17,9 +17,10 @@ class LoadGenerator:
     def __init__(self, cluster: Cluster, node: str, gateway: str, load: Load, duration_s: float, out: Path,
                  seed: int | None, log: Path):
         self.cluster, self.node, self.out, self.log = cluster, node, out, log
-        self.schedule = out.with_name("load-schedule.json")
-        self.ready = out.with_name("loadgen.started")
+        self.schedule = log.with_suffix(".schedule.json")
+        self.ready = log.with_suffix(".started")
         self.schedule.write_text(json.dumps({"mode": load.mode, "steps": [s.model_dump() for s in load.steps],
+                                             "trace": [e.model_dump() for e in load.trace],
                                              "duration_s": duration_s, "timeout_s": load.timeout_s}))
         self.argv = [sys.executable, "-m", "harness.loadgen.worker", "--endpoints", str(cluster.endpoints_file.resolve()),
                      "--service", gateway, "--schedule", str(self.schedule), "--out", str(out),

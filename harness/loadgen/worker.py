@@ -5,9 +5,12 @@
 Locust monkey-patches the process (gevent) at import, so this runs on its own, never imported
 by the harness. The schedule is a list of steps ``{"at_s", "value"}``: users (closed loop:
 FastHttpUser with no wait, REACH's best-effort generator) or requests per second (open loop:
-Poisson arrivals, each request in its own greenlet, so a slow reply never delays the next
-send). Every request becomes one CSV row as it completes: send time (Unix s), latency ms,
-status, bytes, error, the pod that answered. SIGTERM stops the load and flushes the log.
+Poisson arrivals; periodic: one request every 1/rate s, μBench Runner's periodic mode; each
+request in its own greenlet, so a slow reply never delays the next send); or a trace of
+``{"time" (ms), "service"}`` events, each sent at its time to its service (μBench Runner's file
+mode). Every request becomes one CSV row as it completes: send time (Unix s), latency ms,
+status, bytes, error, the pod that answered, the entry service. SIGTERM stops the load and
+flushes the log.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from locust.env import Environment
 from harness.loadgen import NO_ENDPOINT, NO_ENDPOINT_PAUSE_S
 from harness.workload.cell import API_PATH, Endpoints
 
-FIELDS = ("t_send", "latency_ms", "status", "bytes", "error", "pod")
+FIELDS = ("t_send", "latency_ms", "status", "bytes", "error", "pod", "entry")
 
 
 def value_at(steps: list[dict], t: float) -> float:
@@ -49,13 +52,14 @@ class RequestLog:
         self.w.writerow(FIELDS)
         self.f.flush()
 
-    def on_request(self, start_time, response_time, response_length, exception, response=None, **_):
+    def on_request(self, start_time, response_time, response_length, exception, response=None, context=None, **_):
         status = getattr(response, "status_code", 0) or 0
         pod = ""
         if response is not None and getattr(response, "headers", None):
             pod = response.headers.get("x-pod", "") or ""
         error = "" if exception is None else f"{type(exception).__name__}: {exception}"[:200].replace("\n", " ")
-        self.w.writerow((f"{start_time:.6f}", f"{response_time:.3f}", status, response_length or 0, error, pod))
+        entry = (context or {}).get("entry", "")
+        self.w.writerow((f"{start_time:.6f}", f"{response_time:.3f}", status, response_length or 0, error, pod, entry))
 
     def flush_forever(self):
         while True:
@@ -67,7 +71,8 @@ class RequestLog:
         self.f.close()
 
 
-def make_user(endpoints: Endpoints, service: str, mode: str, steps: list[dict], timeout: float, t0: list[float]):
+def make_user(endpoints: Endpoints, service: str, mode: str, steps: list[dict], timeout: float, t0: list[float],
+              trace: list[dict] | None = None):
     class AppUser(FastHttpUser):
         host = "http://gateway"  # unused: every request names its replica's address
         wait_time = constant(0)
@@ -75,15 +80,16 @@ def make_user(endpoints: Endpoints, service: str, mode: str, steps: list[dict], 
         connection_timeout = min(timeout, 3.0)
         concurrency = 64  # open loop: requests in flight at once on this user's pool
 
-        def _one(self):
-            target = endpoints.pick(service)
+        def _one(self, to: str = service):
+            target = endpoints.pick(to)
             if target is None:  # no replica published (all lost): a failed request, then a short pause
                 self.environment.events.request.fire(request_type="GET", name=API_PATH, start_time=time.time(),
                                                      response_time=0.0, response_length=0, response=None,
-                                                     context={}, exception=RuntimeError(NO_ENDPOINT))
+                                                     context={"entry": to}, exception=RuntimeError(NO_ENDPOINT))
                 gevent.sleep(NO_ENDPOINT_PAUSE_S)
                 return
-            with self.client.get(f"http://{target}{API_PATH}", name=API_PATH, catch_response=True) as r:
+            with self.client.get(f"http://{target}{API_PATH}", name=API_PATH, catch_response=True,
+                                 context={"entry": to}) as r:
                 if r.status_code != 200:
                     r.failure(f"HTTP {r.status_code}")
 
@@ -92,13 +98,23 @@ def make_user(endpoints: Endpoints, service: str, mode: str, steps: list[dict], 
             if mode == "closed":
                 self._one()
                 return
-            # open loop: Poisson arrivals at the scheduled rate, each in its own greenlet
+            if mode == "trace":  # each event at its time, to its service
+                for e in trace:
+                    gevent.sleep(max(0.0, e["time"] / 1000 - (time.monotonic() - t0[0])))
+                    gevent.spawn(self._one, e["service"])
+                while True:
+                    gevent.sleep(3600)
+            # open loop: Poisson arrivals (or one every 1/rate s) at the scheduled rate, each in its own
+            # greenlet; send times are kept on an absolute clock, so the time a send takes does not add up
+            due = time.monotonic()
             while True:
                 rate = value_at(steps, time.monotonic() - t0[0])
                 if rate <= 0:
                     gevent.sleep(0.1)
+                    due = time.monotonic()
                     continue
-                gevent.sleep(random.expovariate(rate))
+                due += random.expovariate(rate) if mode == "open" else 1 / rate
+                gevent.sleep(max(0.0, due - time.monotonic()))
                 gevent.spawn(self._one)
 
     return AppUser
@@ -130,7 +146,8 @@ def main(argv: list[str] | None = None) -> None:
     t0 = [time.monotonic()]
     log = RequestLog(args.out)
     endpoints = Endpoints(Path(args.endpoints))
-    user = make_user(endpoints, args.service, spec["mode"], spec["steps"], spec.get("timeout_s", 10.0), t0)
+    user = make_user(endpoints, args.service, spec["mode"], spec["steps"], spec.get("timeout_s", 10.0), t0,
+                     sorted(spec.get("trace", []), key=lambda e: e["time"]))
     env = Environment(user_classes=[user], shape_class=make_shape(spec["mode"], spec["steps"], spec["duration_s"]))
     env.events.request.add_listener(log.on_request)
     runner = env.create_local_runner()
@@ -141,8 +158,15 @@ def main(argv: list[str] | None = None) -> None:
     if args.ready:
         Path(args.ready).write_text(f"{time.time():.6f}\n")
     runner.start_shape()
+
+    def quit_at_the_end():
+        # not gevent.spawn_later: its timer starts from the loop's cached clock, which the set-up above
+        # left stale, and fired ~0.8 s early (the load's last second was never sent)
+        while (left := spec["duration_s"] - (time.monotonic() - t0[0])) > 0:
+            gevent.sleep(min(left, 0.2))
+        runner.quit()
     # the shape stops the users at the end; quitting ends the runner (and this process)
-    gevent.spawn_later(spec["duration_s"], runner.quit)
+    gevent.spawn(quit_at_the_end)
     runner.greenlet.join()
     log.close()
     sys.exit(0)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from harness.results.rundir import EVENTS, PLACEMENTS, REQUESTS, SUMMARY
+from harness.results.rundir import EVENTS, PLACEMENTS, REQUESTS, SUMMARY, request_files
 from harness.results.summary import ok_mask
 
 
@@ -107,15 +107,18 @@ def _run(d: Path, out: Collected) -> None:
         summary = {}
     run = Run(d, summary)
     try:
-        df = pd.read_csv(d / REQUESTS, keep_default_na=False, on_bad_lines="skip")
+        files = request_files(d) or [d / REQUESTS]
+        frames = [pd.read_csv(f, keep_default_na=False, on_bad_lines="skip") for f in files]  # one per load
+        df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
         need = {"t_send", "latency_ms", "status"}
         if not need <= set(df.columns):
             raise ValueError(f"missing column(s) {', '.join(sorted(need - set(df.columns)))}")
         df["t_send"] = pd.to_numeric(df.t_send, errors="coerce")
         df["latency_ms"] = pd.to_numeric(df.latency_ms, errors="coerce")
         df["status"] = pd.to_numeric(df.status, errors="coerce").fillna(0).astype(int)
-        if "error" not in df.columns:
-            df["error"] = ""
+        for col in ("error", "entry"):
+            if col not in df.columns:
+                df[col] = ""
         run.requests = df.dropna(subset=["t_send", "latency_ms"])
     except FileNotFoundError:
         out.problems.append(f"{d / REQUESTS}: missing; no request plots for this run")

@@ -153,6 +153,11 @@ def tails(runs: list[Run], threshold_ms: float) -> Section:
                      f"under_{threshold_ms:g}ms": under, "rps": s.get("rps"), "moves": s.get("moves"),
                      "moved_share": s.get("moved_share"), "recovery_s": s.get("recovery_s")})
     sec.tables.append(("runs", pd.DataFrame(rows)))
+    per_entry = [{"run": run.label, "policy": run.policy, "entry": e, **{k: st.get(k) for k in (
+                  "requests", "errors", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "rps")}}
+                 for run in runs for e, st in (run.summary.get("entries") or {}).items()]
+    if per_entry:  # several apps or entry services: each one's requests apart
+        sec.tables.append(("entries", pd.DataFrame(per_entry)))
     return sec
 
 
@@ -276,6 +281,8 @@ def placement_metrics(runs: list[Run]) -> Section:
     axes[0].legend(fontsize=7, ncol=4)
     sec.figures.append(("placement_over_time.png", _png(fig)))
     sec.tables.append(("placement_metrics", pd.DataFrame(rows)))
+    over = pd.DataFrame([{"run": run.label, **p} for run, pts in curves for p in pts])
+    sec.tables.append(("placement_over_time", over))
     return sec
 
 

@@ -1,7 +1,8 @@
 """One run's directory, written as the run goes (a crash or Ctrl-C keeps what was measured).
 
     inputs/            app.json, scenario.yaml, testbed.yaml, profile.json, policy.json, harness.json
-    requests.csv       one row per request (the load generator writes it): t_send, latency_ms, status, bytes, error, pod
+    requests.csv       one row per request (the load generator writes it): t_send, latency_ms, status, bytes, error,
+                       pod, entry (the service it went to); with several loads, requests.1.csv, ... for the others
     events.csv         t (Unix s), t_run (s since the load started), kind, detail (JSON)
     placements.jsonl   the placement after every change, with the simulator's predicted latency
     metrics.csv        per pod, every few seconds, from Prometheus: CPU cores, requests/s
@@ -60,6 +61,11 @@ class RunDir:
     @property
     def requests_file(self) -> Path:
         return self.path / REQUESTS
+
+    def request_file(self, load: int) -> Path:
+        """Load k's request log: requests.csv, then requests.1.csv, requests.2.csv, ..."""
+        return self.path / (REQUESTS if load == 0 else f"requests.{load}.csv")
+
 
     # inputs ------------------------------------------------------------------
     def save_input(self, name: str, text: str) -> None:
@@ -120,3 +126,10 @@ class RunDir:
         with self._lock:
             for f in (self._events, self._metrics, self._placements):
                 f.close()
+
+
+def request_files(run: Path) -> list[Path]:
+    """Every request log of a run directory (one per load), in load order."""
+    extra = sorted(run.glob("requests.*.csv"), key=lambda p: int(p.name.split(".")[1]) if p.name.split(".")[1].isdigit()
+                   else 1 << 30)
+    return [p for p in [run / REQUESTS, *extra] if p.exists()]

@@ -31,10 +31,21 @@ def ok_mask(df):
 
 
 def read_requests(path: Path):
+    """A run's requests (a run directory: every load's log together; or one log file), with their
+    entry service (logs written before loads had entries: empty)."""
     import pandas as pd
 
-    df = pd.read_csv(path, dtype={"error": "string", "pod": "string"}, keep_default_na=False)
-    return df
+    from harness.results.rundir import request_files
+
+    files = request_files(path) if path.is_dir() else [path]
+    if not files:
+        raise FileNotFoundError(f"no request log in {path}")
+    frames = [pd.read_csv(f, dtype={"error": "string", "pod": "string", "entry": "string"}, keep_default_na=False)
+              for f in files]
+    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    if "entry" not in df.columns:
+        df["entry"] = ""
+    return df.sort_values("t_send", kind="stable").reset_index(drop=True) if len(frames) > 1 else df
 
 
 def summarize(requests, t_start: float, t_end: float, warmup_s: float, threshold_ms: float) -> dict:

@@ -28,13 +28,49 @@ def load_scenario(name_or_path: str) -> tuple[Scenario, str]:
     elif not path.exists():
         raise UserError(f"no scenario file and no built-in scenario of that name (built-in: {', '.join(builtin_names())})",
                         source=name_or_path)
-    sc = parse_model(Scenario, read_document(path), str(path))
+    doc = read_document(path)
+    if isinstance(doc, dict):
+        _read_load_files(doc, path)
+    sc = parse_model(Scenario, doc, str(path))
     typed = [faults.parse(f, f"faults[{i}]", str(path)) for i, f in enumerate(sc.faults)]
     return sc.model_copy(update={"faults": typed}), str(path)
 
 
-def app_path(scenario: Scenario, workloads: Path) -> Path:
-    p = Path(scenario.app)
-    if p.suffix == ".json" or "/" in scenario.app:
+def _read_load_files(doc: dict, path: Path) -> None:
+    """A load's steps_file (CSV at_s,value) and trace_file (μBench workload JSON), read relative to
+    the scenario file, into its steps and trace."""
+    import csv
+
+    loads = doc.get("load")
+    many = isinstance(loads, list)
+    for i, load in enumerate(loads if many else [loads]):
+        if not isinstance(load, dict):
+            continue
+        where = f"load[{i}]" if many else "load"
+        for key in ("steps_file", "trace_file"):
+            if load.get(key) is None:
+                continue
+            f = Path(load[key]) if Path(load[key]).is_absolute() else path.parent / load[key]
+            if key == "trace_file":
+                events = read_document(f) if f.exists() else None
+                if not isinstance(events, list):
+                    raise UserError("expected a μBench workload file: a JSON list of {time (ms), service}",
+                                    source=str(path), field=f"{where}.trace_file")
+                load["trace"] = events
+                continue
+            try:
+                rows = [r for r in csv.reader(f.read_text().splitlines()) if r and not r[0].startswith("#")]
+                if rows and not rows[0][0].replace(".", "").isdigit():
+                    rows = rows[1:]  # a header
+                load["steps"] = [{"at_s": float(r[0]), "value": float(r[1])} for r in rows]
+            except (OSError, ValueError, IndexError) as exc:
+                raise UserError(f"expected a CSV of at_s,value rows ({exc})", source=str(path),
+                                field=f"{where}.steps_file") from None
+
+
+def app_path(ref: str, workloads: Path) -> Path:
+    """A shipped workload name (workloads/<name>.json) or a path."""
+    p = Path(ref)
+    if p.suffix == ".json" or "/" in ref:
         return p
-    return workloads / f"{scenario.app}.json"
+    return workloads / f"{ref}.json"

@@ -226,16 +226,36 @@ class LiveRun:
                 if d is None or d.desired == d.current:
                     continue
                 self.event("scale", service=service, to=d.desired, current=d.current, utilisation=round(d.utilisation, 3))
-                if d.desired > d.current:
-                    place_new(self.placer, self.view, [service] * (d.desired - d.current), self.lock, self.event,
-                              self.lineage, "scale-up")
-                else:
-                    for p in mine[d.desired:][::-1]:
-                        with self.lock:
-                            self.cluster.retire_pod(p)
-                            self.cluster.publish()
-                        self.cluster.stop_pod(p)
+                self.scale_to(service, d.desired, mine)
                 self.record_placement("scale")
+
+    def scale_to(self, service: str, want: int, mine: list[Pod]) -> None:
+        """New pods where the placer says, or the newest ones stopped (draining)."""
+        if want > len(mine):
+            place_new(self.placer, self.view, [service] * (want - len(mine)), self.lock, self.event, self.lineage,
+                      "scale-up")
+        for p in mine[want:][::-1]:
+            with self.lock:
+                self.cluster.retire_pod(p)
+                self.cluster.publish()
+            self.cluster.stop_pod(p)
+
+    def schedule_loop(self) -> None:
+        """The replica schedule: cycle k's counts at k x cycle_s, on time (late_s says by how much not)."""
+        sched = self.plan.scenario.replica_schedule
+        for k, cycle in enumerate(sched.cycles):
+            due = self.out.t0 + k * sched.cycle_s
+            if k and self.stop.wait(max(0.0, due - time.time())):
+                return
+            late = round(time.time() - due, 3)
+            pods = self.cluster.pods()
+            counts = {s: sum(p.service == s for p in pods) for s in cycle}
+            self.event("replica-cycle", cycle=k, replicas=cycle, late_s=late)
+            for service, want in cycle.items():
+                if counts[service] != want:
+                    self.event("scale", service=service, to=want, current=counts[service], reason="schedule")
+                    self.scale_to(service, want, [p for p in self.cluster.pods() if p.service == service])
+            self.record_placement(f"cycle {k}")
 
     def metrics_loop(self, period: float = 5.0) -> None:
         metrics = Metrics(self.plan.state.prometheus_url)
@@ -253,35 +273,43 @@ class LiveRun:
         sc = self.plan.scenario
         started = time.time()
         partial = True
-        load = None
+        loads: list[LoadGenerator] = []
         try:
             self.deploy()
-            load = LoadGenerator(self.cluster, self.client_node(), self.plan.app.gateway, sc.load, sc.duration_s,
-                                 self.out.requests_file, self.plan.seed, self.out.path / "loadgen.log")
+            for k, spec in enumerate(sc.loads()):
+                suffix = "" if k == 0 else f".{k}"  # requests.csv, requests.1.csv, ...: one file per load
+                seed = None if self.plan.seed is None else self.plan.seed + 1000 * k
+                entry = self.plan.app.resolve_entry(spec.entry)
+                loads.append(LoadGenerator(self.cluster, spec.client or self.client_node(), entry, spec, sc.duration_s,
+                                           self.out.request_file(k), seed, self.out.path / f"loadgen{suffix}.log"))
             # the millisecond the files record, so that the summary and the logs agree on the window
-            self.out.t0 = round(load.start(), 3)
-            self.event("load-start", t=self.out.t0, mode=sc.load.mode, steps=[s.model_dump() for s in sc.load.steps])
+            self.out.t0 = round(min(load.start() for load in loads), 3)
+            self.event("load-start", t=self.out.t0, loads=[
+                {"mode": spec.mode, "entry": self.plan.app.resolve_entry(spec.entry),
+                 "steps": [s.model_dump() for s in spec.steps], "trace_events": len(spec.trace)} for spec in sc.loads()])
             self.spawn(self.rescheduler_loop, "rescheduler")
             self.spawn(self.metrics_loop, "metrics")
             self.spawn(self.crash_loop, "crash-watch")
             if sc.autoscaling.enabled:
                 self.spawn(self.autoscaler_loop, "autoscaler")
-            self.timeline(load)
+            if sc.replica_schedule is not None:
+                self.spawn(self.schedule_loop, "replica-schedule")
+            self.timeline(loads)
             partial = False
         finally:
             self.stop.set()
-            if load is not None:
+            for load in loads:
                 load.stop()
             for th in self.threads:
                 th.join(timeout=30)
-            summary = self.summarize(load, started, partial)
+            summary = self.summarize(loads, started, partial)
             self.cleanup()
         return summary
 
-    def timeline(self, load: LoadGenerator) -> None:
+    def timeline(self, loads: list[LoadGenerator]) -> None:
         sc = self.plan.scenario
         due = sorted(sc.faults, key=lambda f: f.at_s)
-        tail = RequestTail(self.out.requests_file)
+        tails = [RequestTail(load.out) for load in loads]
         recent: list[tuple[float, float, bool]] = []  # (t_send, latency_ms, ok)
         lat: list[float] = []
         while True:
@@ -290,7 +318,7 @@ class LiveRun:
             while due and elapsed >= due[0].at_s:
                 f = due.pop(0)
                 self.inject(f, self.out.t0 + f.at_s)
-            for row in tail.read():
+            for row in (r for tail in tails for r in tail.read()):
                 try:
                     t, ms, ok = float(row[0]), float(row[1]), summ.is_ok(row[2], row[4] if len(row) > 4 else "")
                 except (ValueError, IndexError):
@@ -307,10 +335,12 @@ class LiveRun:
                 self.live.p50_ms, self.live.p95_ms = (float(x) for x in np.percentile(lat, [50, 95]))
             self.live.pods = len(self.cluster.pods())
             self.on_tick(self.live)
-            load.sample_cpu()
-            if elapsed >= sc.duration_s + 1 or not load.running():
-                if not load.running() and elapsed < sc.duration_s:
-                    self.event("loadgen-exited", code=load.proc.poll() if load.proc else None)
+            for load in loads:
+                load.sample_cpu()
+            stopped = [load for load in loads if not load.running()]
+            if elapsed >= sc.duration_s + 1 or stopped:
+                if stopped and elapsed < sc.duration_s:
+                    self.event("loadgen-exited", code=stopped[0].proc.poll() if stopped[0].proc else None)
                 return
             time.sleep(0.2)
 
@@ -320,11 +350,11 @@ class LiveRun:
                 return n.name
         raise TestbedError("the testbed has no client node up to run the load generator on")
 
-    def summarize(self, load: LoadGenerator | None, started: float, partial: bool) -> dict:
+    def summarize(self, loads: list[LoadGenerator], started: float, partial: bool) -> dict:
         sc = self.plan.scenario
         if self.out.t0 is None:  # stopped before the load began
             self.out.t0 = time.time()
-            load = None
+            loads = []
         t_end = min(time.time(), self.out.t0 + sc.duration_s)
         base = {"scenario": sc.name, "policy": self.plan.policy_name, "repeat": self.plan.repeat, "seed": self.plan.seed,
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), "partial": partial,
@@ -335,20 +365,26 @@ class LiveRun:
         base["recovery_s"] = max(healed) if healed and all(h is not None for h in healed) else None
         base["scale_events"] = sum(1 for e in self.out.events if e["kind"] == "scale")
         try:
-            req = summ.read_requests(self.out.requests_file)
+            req = summ.read_requests(self.out.path)
             stats = summ.summarize(req, self.out.t0, t_end, sc.warmup_s, sc.threshold_ms)
             stats["steady_state_errors"] = summ.errors_outside(req, self.out.events, self.out.t0, t_end, sc.warmup_s)
+            if req.entry.nunique() > 1:  # several entries: each one's latency apart
+                stats["entries"] = {e: summ.summarize(g, self.out.t0, t_end, sc.warmup_s, sc.threshold_ms)
+                                    for e, g in req.groupby("entry")}
         except (FileNotFoundError, ValueError, KeyError) as exc:
             stats = {"error": f"no request log: {exc}"}
         base.update(stats)
         base["metrics"] = pm.run_metrics(self.out.placements, self.out.events, pm.nodes_of(self.plan.state.nodes),
                                          pm.requests_of(self.plan.app), self.out.t0, t_end)
-        if load is not None:
+        if loads:
             run_s = max(1e-9, t_end - self.out.t0)
-            users = time_weighted_users(sc, t_end - self.out.t0) if sc.load.mode == "closed" else None
+            closed = all(spec.mode == "closed" for spec in sc.loads())
+            users = sum(time_weighted_users(spec.steps, sc.warmup_s, t_end - self.out.t0) for spec in sc.loads()) \
+                if closed else None
             mean = stats.get("mean_ms")
-            base["loadgen"] = {"cpu_seconds": round(load.cpu_seconds, 3), "cpu_share": round(load.cpu_seconds / run_s, 4),
-                               "mode": sc.load.mode, "users_mean": users,
+            cpu = sum(load.cpu_seconds for load in loads)
+            base["loadgen"] = {"cpu_seconds": round(cpu, 3), "cpu_share": round(cpu / run_s, 4),
+                               "mode": "+".join(spec.mode for spec in sc.loads()), "users_mean": users,
                                # Little's law: with no think time a closed loop of U users can send at most
                                # U / latency requests a second
                                "littles_law_rps": round(users * 1000 / mean, 3) if users and mean else None}
@@ -391,10 +427,9 @@ class _Injection:
         self._run.undo.append(undo)
 
 
-def time_weighted_users(sc: Scenario, span: float) -> float:
-    """Mean scheduled users over [warm-up, span]."""
-    t0, total = sc.warmup_s, 0.0
-    steps = sc.load.steps
+def time_weighted_users(steps, warmup_s: float, span: float) -> float:
+    """Mean scheduled users of a closed loop's steps over [warm-up, span]."""
+    t0, total = warmup_s, 0.0
     for i, s in enumerate(steps):
         a = max(s.at_s, t0)
         b = min(steps[i + 1].at_s if i + 1 < len(steps) else span, span)

@@ -20,8 +20,8 @@ from harness.policies.contract import Policy
 from harness.results import summary as summ
 from harness.results.rundir import RunDir
 from harness.scenarios.live import Live, LiveRun, Plan
-from harness.spec.app import App, app_to_json, load_app
-from harness.spec.profile import Profile, load_profile
+from harness.spec.app import App, app_to_json, compose, load_app
+from harness.spec.profile import Profile, compose_profiles, load_profile
 from harness.scenarios.catalog import app_path, load_scenario
 from harness.spec.scenario import Scenario
 from harness.spec.testbed_state import state_path
@@ -49,14 +49,20 @@ def with_replicas(app: App, replicas: int | None) -> App:
     return app.model_copy(update={"services": services})
 
 
-def find_workload(scenario: Scenario, override: Path | None) -> Path:
+def find_workloads(scenario: Scenario, override: Path | None) -> list[Path]:
+    """The app file of each app the scenario names (a shipped name, or a path)."""
     if override:
-        return override
-    for base in (Path("workloads"), REPO / "workloads"):
-        p = app_path(scenario, base)
-        if p.exists():
-            return p
-    return app_path(scenario, Path("workloads"))
+        return [override]
+    out = []
+    for ref in scenario.apps():
+        for base in (Path("workloads"), REPO / "workloads"):
+            p = app_path(ref, base)
+            if p.exists():
+                break
+        else:
+            p = app_path(ref, Path("workloads"))
+        out.append(p)
+    return out
 
 
 def find_profile(app: App, testbed: str, override: Path | None) -> Path:
@@ -70,6 +76,23 @@ def find_profile(app: App, testbed: str, override: Path | None) -> Path:
                     f"make it with: harness profile workloads/{app.name}.json", field="--profile")
 
 
+def check_loads(sc: Scenario, app: App, state, source: str) -> None:
+    """Every load's entry service, client node and trace services exist: found before deploying."""
+    clients = [n.name for n in state.nodes if n.role == "client"]
+    many = isinstance(sc.load, list)
+    for i, load in enumerate(sc.loads()):
+        where = f"load[{i}]" if many else "load"
+        if app.resolve_entry(load.entry) is None:
+            raise UserError(f"unknown service or app {load.entry!r} (entries: {', '.join(app.entry_services())}; "
+                            f"services: {', '.join(app.services)})", source=source, field=f"{where}.entry")
+        if load.client is not None and load.client not in clients:
+            raise UserError(f"{load.client!r} is not a client node (client nodes: {', '.join(clients) or 'none'})",
+                            source=source, field=f"{where}.client")
+        for k, e in enumerate(load.trace):
+            if e.service not in app.services:
+                raise UserError(f"unknown service {e.service!r}", source=source, field=f"{where}.trace[{k}].service")
+
+
 def build_policies(names: list[str], app: App, app_file: Path, profile_file: Path, model_dir: Path) -> dict:
     from harness.policies import build_for_app
 
@@ -80,12 +103,20 @@ def build_policies(names: list[str], app: App, app_file: Path, profile_file: Pat
 def prepare(scenario_ref: str, policies: list[str], state, app_override: Path | None, profile_override: Path | None,
             model_dir: Path, results: Path) -> Session:
     sc, sc_file = load_scenario(scenario_ref)
-    app_file = find_workload(sc, app_override)
-    app = with_replicas(load_app(app_file), sc.replicas)
+    app_files = find_workloads(sc, app_override)
+    apps = [with_replicas(load_app(f), sc.replicas) for f in app_files]
+    app, app_file = compose(apps), app_files[0]  # several apps: deployed together as one, each its own entry
     faults.check_all(sc.faults, state.nodes, app, sc_file)  # before anything is deployed
+    check_loads(sc, app, state, sc_file)
+    for i, cycle in enumerate(sc.replica_schedule.cycles if sc.replica_schedule else []):
+        for service in cycle:
+            if service not in app.services:
+                raise UserError(f"unknown service {service!r} (services: {', '.join(app.services)})", source=sc_file,
+                                field=f"replica_schedule.cycles[{i}].{service}")
     app.check_nodes([n.name for n in state.nodes if n.role != "client"], str(app_file))
-    profile_file = find_profile(app, state.name, profile_override)
-    profile = load_profile(profile_file)
+    profile_files = [profile_override] if profile_override else [find_profile(a, state.name, None) for a in apps]
+    profile_file = profile_files[0]
+    profile = compose_profiles(apps, [load_profile(f) for f in profile_files])
     built = build_policies(policies, app, app_file, profile_file, model_dir)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     return Session(sc, sc_file, app, app_file, profile, profile_file, built, results / f"{stamp}-{sc.name}")
@@ -107,7 +138,7 @@ def run_session(cluster: Cluster, state, state_dir: Path, session: Session, repe
             out.save_input("app.json", app_to_json(session.app))
             out.copy_input(Path(session.scenario_file), "scenario.yaml")
             out.copy_input(state_path(state_dir), "testbed.yaml")
-            out.copy_input(session.profile_file, "profile.json")
+            out.save_input("profile.json", session.profile.model_dump_json(indent=1))
             out.save_policy(name, Path(policy.model_file) if policy.model_file else None)
             out.save_harness(REPO, sys.argv)
             plan = Plan(session.scenario, session.app, session.profile, state, name, policy,

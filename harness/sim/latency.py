@@ -12,6 +12,10 @@ D[n, m] the node-to-node round-trip time:
   D_gateway = mean over gateway replicas of D[user, n]                   (eq. 8)
   D_msa     = D_gateway + T_S[gateway]                                   (eq. 9)
 
+With several entry services (apps deployed together, or one app that users call at several
+services), D_msa is the mean over the entries of each one's eq. 9: the latency of a request
+that enters at any of them with equal chance.
+
 Extension (not in the paper): a call made with probability p, and a group that calls only
 ``seq_len`` of its k services at random (μBench), enter the group's sum with the expected
 weight w_gj = p_j * min(seq_len, k) / k, so the model gives the expected latency.
@@ -61,6 +65,7 @@ class LatencyModel:
         self.services = list(app.services)
         self.index = {s: i for i, s in enumerate(self.services)}
         self.gateway = self.index[app.gateway]
+        self.entries = [self.index[e] for e in app.entry_services()]
         S = len(self.services)
         self.E = np.array([[execution_ms[s][t] for t in topo.node_types] for s in self.services], dtype=float)
         self.D = np.asarray(topo.rtt, dtype=float)
@@ -113,9 +118,9 @@ class LatencyModel:
                 T_G = sum(wk * (D_S[(i, int(j))] + T_S[:, int(j)]) for j, wk in zip(callees, w))
                 best = np.maximum(best, T_G)
             T_S[:, i] = T_E[:, i] + best
-        g = self.gateway
-        D_gw = (X[:, g] * self.topo.user_rtt[None]).sum(axis=1) / count[:, g]
-        return {"T_E": T_E, "T_S": T_S, "D_S": D_S, "D_gateway": D_gw, "D_msa": D_gw + T_S[:, g]}
+        D_gw = sum((X[:, g] * self.topo.user_rtt[None]).sum(axis=1) / count[:, g] for g in self.entries) / len(self.entries)
+        D_msa = D_gw + sum(T_S[:, g] for g in self.entries) / len(self.entries)
+        return {"T_E": T_E, "T_S": T_S, "D_S": D_S, "D_gateway": D_gw, "D_msa": D_msa}
 
     def latency(self, X: np.ndarray) -> np.ndarray:
         """D_msa in ms for each placement of the batch."""
@@ -128,7 +133,7 @@ class LatencyModel:
         ub = np.zeros(self.S)
         for i in self.order:  # callees first
             ub[i] = self.E[i].max() + sum(float(w @ (d_max + ub[cs])) for cs, w in self.groups[i])
-        return float(self.topo.user_rtt.max() + ub[self.gateway])
+        return float(self.topo.user_rtt.max() + max(ub[g] for g in self.entries))
 
     # ------------------------------------------------------------------ placements
     def counts(self, placement: dict[str, list[str]]) -> np.ndarray:

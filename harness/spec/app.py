@@ -112,6 +112,21 @@ class App(BaseModel):
     name: str
     gateway: str
     services: dict[str, ServiceSpec]
+    # the services users call (several apps deployed together, or one app with several entry
+    # services); default: the gateway alone
+    entries: list[str] | None = None
+
+    def entry_services(self) -> list[str]:
+        return list(self.entries or [self.gateway])
+
+    def resolve_entry(self, name: str | None) -> str | None:
+        """A load's entry: a service, or (apps deployed together) an app's name for its gateway;
+        no name: the gateway; an unknown name: None."""
+        if name is None:
+            return self.gateway
+        if name in self.services:
+            return name
+        return next((e for e in self.entry_services() if e.startswith(f"{name}-")), None)
 
     def callees(self, service: str) -> list[str]:
         return [c for g in self.services[service].external_services for c in g.services]
@@ -222,6 +237,9 @@ def check_app(app: App, source: str, prefix: str) -> App:
                 raise UserError(str(exc), source=source, field=f"{where}.{key}") from None
     if app.gateway not in app.services:
         raise UserError(f"gateway {app.gateway!r} is not a service of the app", source=source, field="gateway")
+    for i, e in enumerate(app.entries or []):
+        if e not in app.services:
+            raise UserError(f"entry {e!r} is not a service of the app", source=source, field=f"entries[{i}]")
     cycle = _find_cycle(app)
     if cycle:
         raise UserError(f"the call graph has a cycle: {' -> '.join(cycle)}", source=source, field="services")
@@ -276,3 +294,24 @@ def load_app(path: str | Path) -> App:
 
 def app_to_json(app: App) -> str:
     return json.dumps(app.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2)
+
+
+def compose(apps: list[App]) -> App:
+    """Several apps deployed together as one: each service renamed ``<app>-<service>`` (calls
+    renamed alike), every app's gateway an entry, the first one's the gateway."""
+    if len(apps) == 1:
+        return apps[0]
+    names = [a.name for a in apps]
+    if len(set(names)) != len(names):
+        raise UserError(f"the same app twice ({', '.join(names)}): give each app once", field="app")
+    services: dict[str, ServiceSpec] = {}
+    for a in apps:
+        ren = {s: f"{a.name}-{s}" for s in a.services}
+        for s, spec in a.services.items():
+            groups = [g.model_copy(update={"services": [ren[c] for c in g.services],
+                                           "probabilities": {ren[c]: p for c, p in g.probabilities.items()}})
+                      for g in spec.external_services]
+            services[ren[s]] = spec.model_copy(update={"external_services": groups})
+    app = App(name="+".join(names), gateway=f"{apps[0].name}-{apps[0].gateway}", services=services,
+              entries=[f"{a.name}-{a.gateway}" for a in apps])
+    return check_app(app, "+".join(names), "services.")

@@ -38,3 +38,12 @@ class Profile(BaseModel):
 
 def load_profile(path: str | Path) -> Profile:
     return load_model(Profile, path)
+
+
+def compose_profiles(apps: list, profiles: list[Profile]) -> Profile:
+    """The profiles of apps deployed together (``spec.app.compose``): services renamed alike; the
+    testbed, nodes and RTTs are the first profile's (all were measured on one testbed)."""
+    if len(profiles) == 1:
+        return profiles[0]
+    services = {f"{a.name}-{s}": t for a, p in zip(apps, profiles) for s, t in p.services.items()}
+    return profiles[0].model_copy(update={"app": "+".join(a.name for a in apps), "services": services})

@@ -23,17 +23,37 @@ class Step(BaseModel):
     value: float = Field(ge=0)
 
 
+class TraceEvent(BaseModel):
+    """One request of a μBench Runner workload file: ``time`` in ms after the start, the service."""
+
+    model_config = ConfigDict(extra="forbid")
+    time: float = Field(ge=0)
+    service: str
+
+
 class Load(BaseModel):
+    """One load: its shape, where it enters the app and which client node sends it. A scenario
+    may have several (a list), each with its own entry service and client."""
+
     model_config = ConfigDict(extra="forbid")
     # closed: Locust users that send their next request when the last one returns, no wait
     # (REACH's best-effort generator); open: Poisson arrivals at a rate, whatever the replies
-    # do, so slow replies cannot slow the load down (no coordinated omission).
-    mode: Literal["closed", "open"] = "closed"
+    # do, so slow replies cannot slow the load down (no coordinated omission); periodic: one
+    # request every 1/rate s (μBench Runner's periodic mode); trace: the requests of a μBench
+    # Runner workload file, each at its time to its service (its file mode).
+    mode: Literal["closed", "open", "periodic", "trace"] = "closed"
     steps: list[Step] = Field(default_factory=lambda: [Step(at_s=0, value=1)], min_length=1)
+    steps_file: str | None = Field(None, description="CSV of at_s,value rows (a recorded rate): replaces steps")
+    trace_file: str | None = Field(None, description="mode trace: a μBench workload file [{time (ms), service}]")
+    trace: list[TraceEvent] = Field(default_factory=list, description="mode trace: the events (from trace_file)")
+    entry: str | None = Field(None, description="the service the requests go to (default: the app's gateway)")
+    client: str | None = Field(None, description="the client node that sends them (default: the first one up)")
     timeout_s: float = Field(10.0, gt=0, description="a request slower than this counts as failed")
 
     @model_validator(mode="after")
     def _ordered(self):
+        if self.mode == "trace" and not self.trace:
+            raise ValueError("mode trace needs trace_file (a μBench workload file) or trace events")
         times = [s.at_s for s in self.steps]
         if times != sorted(times) or times[0] != 0:
             raise ValueError("steps must start at at_s 0 and be in time order")
@@ -73,22 +93,52 @@ class Rescheduler(BaseModel):
     max_moves: int = Field(10, ge=0, description="moves per round at most")
 
 
+class ReplicaSchedule(BaseModel):
+    """Cycles of fixed replica counts (KubeDSM's workloads): at the start of cycle k (k x cycle_s
+    after the load starts) each listed service is scaled to its count, bypassing the autoscaler, so
+    every policy meets the same demand at the same time. A service a cycle leaves out keeps its count."""
+
+    model_config = ConfigDict(extra="forbid")
+    cycle_s: float = Field(gt=0)
+    cycles: list[dict[str, int]] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _counts(self):
+        for i, cycle in enumerate(self.cycles):
+            for service, n in cycle.items():
+                if n < 1:
+                    raise ValueError(f"cycles[{i}].{service}: a service keeps at least 1 replica, got {n}")
+        return self
+
+
 class Scenario(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
     description: str
     duration_s: float = Field(gt=0)
-    app: str = Field(description="a shipped workload name (workloads/<name>.json) or a path")
+    app: str | list[str] = Field(description="a shipped workload name (workloads/<name>.json) or a path; several "
+                                 "apps as a list (deployed together, services named <app>-<service>)")
     replicas: int | None = Field(None, ge=1, description="replicas of every service (default: the app's)")
     warmup_s: float = Field(5.0, ge=0, description="requests sent before this are not summarised")
     threshold_ms: float = Field(250.0, gt=0)
-    load: Load = Field(default_factory=Load)
+    load: Load | list[Load] = Field(default_factory=Load, description="one load, or several (each its own entry)")
     faults: list[FaultParams] = Field(default_factory=list)
     autoscaling: Autoscaling = Field(default_factory=Autoscaling)
     rescheduler: Rescheduler = Field(default_factory=Rescheduler)
+    replica_schedule: ReplicaSchedule | None = None
+
+    def apps(self) -> list[str]:
+        return self.app if isinstance(self.app, list) else [self.app]
+
+    def loads(self) -> list[Load]:
+        return self.load if isinstance(self.load, list) else [self.load]
 
     @model_validator(mode="after")
     def _within(self):
+        if isinstance(self.load, list) and not self.load:
+            raise ValueError("load: give at least one load")
+        if self.replica_schedule is not None and self.autoscaling.enabled:
+            raise ValueError("replica_schedule bypasses the autoscaler: set autoscaling.enabled false, or drop the schedule")
         for i, f in enumerate(self.faults):
             if f.at_s >= self.duration_s:
                 raise ValueError(f"faults[{i}].at_s ({f.at_s:g}) is not before duration_s ({self.duration_s:g})")

@@ -29,9 +29,10 @@ def workers():
             p.wait(5)
 
 
-def run_worker(started, tmp_path, endpoints, mode, steps, duration, extra=()):
+def run_worker(started, tmp_path, endpoints, mode, steps, duration, extra=(), trace=()):
     sched = tmp_path / "schedule.json"
-    sched.write_text(json.dumps({"mode": mode, "steps": steps, "duration_s": duration, "timeout_s": 5}))
+    sched.write_text(json.dumps({"mode": mode, "steps": steps, "duration_s": duration, "timeout_s": 5,
+                                 "trace": list(trace)}))
     out, ready = tmp_path / "requests.csv", tmp_path / "started"
     p = subprocess.Popen([sys.executable, "-m", "harness.loadgen.worker", "--endpoints", str(endpoints), "--service", "a",
                           "--schedule", str(sched), "--out", str(out), "--ready", str(ready), "--seed", "3", *extra],
@@ -83,3 +84,32 @@ def test_sigterm_stops_the_load_and_keeps_the_log(cells, workers, tmp_path):
     assert time.monotonic() - t < 10
     df = pd.read_csv(out, keep_default_na=False)
     assert len(df) >= 5 and (df.status == 200).all()
+
+
+def test_periodic_sends_one_request_every_interval(cells, workers, tmp_path):
+    """μBench Runner's periodic mode: a constant rate, not Poisson; slow replies do not delay sends."""
+    c = cells(SLEEPY)
+    c.publish({"a": [c.start("a")]})
+    p, out, _ = run_worker(workers, tmp_path, c.endpoints, "periodic", [{"at_s": 0, "value": 20}], 3)
+    assert p.wait(60) == 0, p.stdout.read().decode()[-2000:]
+    df = pd.read_csv(out, keep_default_na=False).sort_values("t_send")
+    assert 50 <= len(df) <= 62, len(df)  # 20/s for 3 s
+    gaps = df.t_send.diff().dropna()
+    assert gaps.median() == pytest.approx(0.05, abs=0.005) and gaps.std() < 0.02  # Poisson's std would be ~0.05
+    assert (df.entry == "a").all()
+
+
+def test_a_mubench_trace_sends_each_event_at_its_time_to_its_service(cells, workers, tmp_path):
+    two = {"name": "t", "gateway": "a", "services": {"a": SLEEPY["services"]["a"], "b": SLEEPY["services"]["a"]}}
+    two["gateway"] = "a"
+    c = cells(two)
+    c.publish({"a": [c.start("a")], "b": [c.start("b")]})
+    trace = [{"time": 200 + 150 * k, "service": "ab"[k % 2]} for k in range(10)]  # ms, as μBench's Runner files
+    p, out, ready = run_worker(workers, tmp_path, c.endpoints, "trace", [{"at_s": 0, "value": 1}], 3, trace=trace)
+    assert p.wait(60) == 0, p.stdout.read().decode()[-2000:]
+    df = pd.read_csv(out, keep_default_na=False).sort_values("t_send").reset_index(drop=True)
+    assert list(df.entry) == [e["service"] for e in trace] and (df.status == 200).all()
+    start = float(ready.read_text())
+    lateness = df.t_send - start - np.array([e["time"] for e in trace]) / 1000
+    assert lateness.abs().max() < 0.05, lateness.tolist()
+    assert set(df.pod[df.entry == "b"].str.split("-").str[0]) == {"b"}
