@@ -51,6 +51,11 @@ declare("restarted", "a crashed pod replaced on its node", ("pod", "service", "n
 declare("scale", "the autoscaler (or a replica schedule) changed a service's replica count",
         ("service", "to", "current", "utilisation", "reason"), marker="scale")
 declare("replica-cycle", "a replica schedule's cycle began", ("cycle", "replicas", "late_s"), marker="scale")
+declare("request-arrival", "a deployment request's R pods were placed and started",
+        ("request", "service", "replicas", "nodes", "lifetime_s"))
+declare("request-rejected", "a deployment request found no room for all its pods: none started",
+        ("request", "service", "replicas"))
+declare("request-departure", "a deployment request's lifetime ended: its pods stopped", ("request", "pods"))
 declare("autoscaler-error", "the autoscaler could not read CPU from Prometheus", ("error",))
 # ---------------------------------------------------------------- the move loop (rescheduler/loop.py)
 declare("move", "a pod moved make-before-break", ("pod", "new_pod", "service", "source", "target",

@@ -10,7 +10,8 @@ report and evaluate.
   edge ratio is the mean over services, time-weighted over the placements held (KubeDSM); its
   standard deviation across services says how evenly the edge is shared.
 - **rejection rate**: pods no node had room for (left pending) over the pods asked for (deployment,
-  self-healing, restarts, scale-ups).
+  self-healing, restarts, scale-ups); with a request stream also per request (a request is rejected
+  whole when any of its pods finds no room).
 - **Gini coefficient** of the replicas across the placement nodes (all of them, empty ones
   included) and across sites: G = sum_i sum_j |x_i - x_j| / (2 n^2 mean(x)) (HephaestusForge eq. 10).
 - **migrations by kind**: moves from a node of one role to a node of another (edge->edge,
@@ -182,6 +183,10 @@ def run_metrics(placements: list[dict], events: list[dict], nodes: Mapping[str, 
     rejected, asked = rejections(events)
     out.update({"rejected": rejected, "rejection_rate": round(rejected / asked, 4) if asked else None,
                 "migrations": migrations(events, nodes)})
+    arrived = sum(e["kind"] == "request-arrival" for e in events)
+    refused = sum(e["kind"] == "request-rejected" for e in events)
+    if arrived + refused:  # a request stream: HephaestusForge's rejection rate, per request
+        out.update({"requests_arrived": arrived + refused, "request_rejection_rate": round(refused / (arrived + refused), 4)})
     return out
 
 

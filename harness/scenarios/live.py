@@ -240,6 +240,49 @@ class LiveRun:
                 self.cluster.publish()
             self.cluster.stop_pod(p)
 
+    def request_stream_loop(self) -> None:
+        """Deployment requests: Poisson arrivals of R pods each, all placed or the request rejected,
+        each leaving after its exponential lifetime."""
+        rs = self.plan.scenario.request_stream
+        rng = np.random.default_rng(self.plan.seed)
+        t = rs.start_s + rng.exponential(1 / rs.rate_per_s)
+        leaving: list[tuple[float, int, list[Pod]]] = []  # (when, request, its pods)
+        k = 0
+        while not self.stop.is_set():
+            now = time.time() - self.out.t0
+            if leaving and leaving[0][0] <= now:
+                _, req, pods = leaving.pop(0)
+                for p in pods:
+                    with self.lock:
+                        self.cluster.retire_pod(p)
+                        self.cluster.publish()
+                    self.cluster.stop_pod(p)
+                self.event("request-departure", request=req, pods=[p.name for p in pods])
+                self.record_placement("request-departure")
+                continue
+            if t <= now:
+                k += 1
+                r = int(rng.integers(rs.replicas[0], rs.replicas[1] + 1))
+                lifetime = float(rng.exponential(rs.mean_lifetime_s))
+                with self.lock:
+                    view, _ = self.view.view()
+                    nodes = self.placer.place(view, [view.pending(rs.service, f"r{k}#{i}") for i in range(r)])
+                if any(n is None for n in nodes):
+                    self.event("request-rejected", request=k, service=rs.service, replicas=r)
+                else:
+                    pods = place_new(self.placer, self.view, [rs.service] * r, self.lock, self.event, self.lineage,
+                                     "request", prefer=nodes)
+                    self.event("request-arrival", request=k, service=rs.service, replicas=r, nodes=nodes,
+                               lifetime_s=round(lifetime, 3))
+                    self.record_placement("request-arrival")
+                    leaving.append((now + lifetime, k, pods))
+                    leaving.sort(key=lambda x: x[0])
+                t += rng.exponential(1 / rs.rate_per_s)
+                continue
+            wake = min([t] + [w for w, _, _ in leaving[:1]]) - now
+            if self.stop.wait(max(0.01, min(wake, 0.5))):
+                return
+
     def schedule_loop(self) -> None:
         """The replica schedule: cycle k's counts at k x cycle_s, on time (late_s says by how much not)."""
         sched = self.plan.scenario.replica_schedule
@@ -294,6 +337,8 @@ class LiveRun:
                 self.spawn(self.autoscaler_loop, "autoscaler")
             if sc.replica_schedule is not None:
                 self.spawn(self.schedule_loop, "replica-schedule")
+            if sc.request_stream is not None:
+                self.spawn(self.request_stream_loop, "request-stream")
             self.timeline(loads)
             partial = False
         finally:

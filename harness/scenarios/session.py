@@ -108,6 +108,9 @@ def prepare(scenario_ref: str, policies: list[str], state, app_override: Path | 
     app, app_file = compose(apps), app_files[0]  # several apps: deployed together as one, each its own entry
     faults.check_all(sc.faults, state.nodes, app, sc_file)  # before anything is deployed
     check_loads(sc, app, state, sc_file)
+    if sc.request_stream is not None and sc.request_stream.service not in app.services:
+        raise UserError(f"unknown service {sc.request_stream.service!r} (services: {', '.join(app.services)})",
+                        source=sc_file, field="request_stream.service")
     for i, cycle in enumerate(sc.replica_schedule.cycles if sc.replica_schedule else []):
         for service in cycle:
             if service not in app.services:

@@ -111,6 +111,25 @@ class ReplicaSchedule(BaseModel):
         return self
 
 
+class RequestStream(BaseModel):
+    """Deployment requests (HephaestusForge's workload): each asks for R more replicas of a
+    service, arrives as a Poisson process and leaves after an exponential lifetime; the policy's
+    placer places all R, or the request is rejected (none started)."""
+
+    model_config = ConfigDict(extra="forbid")
+    service: str
+    rate_per_s: float = Field(gt=0, description="mean arrivals per second")
+    mean_lifetime_s: float = Field(gt=0)
+    replicas: tuple[int, int] = Field((1, 4), description="R drawn uniformly from this range (inclusive)")
+    start_s: float = Field(0.0, ge=0)
+
+    @model_validator(mode="after")
+    def _range(self):
+        if not 1 <= self.replicas[0] <= self.replicas[1]:
+            raise ValueError("replicas: a range [min, max] with 1 <= min <= max")
+        return self
+
+
 class Scenario(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
@@ -126,6 +145,7 @@ class Scenario(BaseModel):
     autoscaling: Autoscaling = Field(default_factory=Autoscaling)
     rescheduler: Rescheduler = Field(default_factory=Rescheduler)
     replica_schedule: ReplicaSchedule | None = None
+    request_stream: RequestStream | None = None
 
     def apps(self) -> list[str]:
         return self.app if isinstance(self.app, list) else [self.app]
