@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable, ClassVar, Protocol
 
+from pydantic import model_validator
+
 from harness import events
 from harness.errors import UserError
 from harness.spec.app import App
@@ -127,6 +129,12 @@ class NodeTargets(FaultParams):
 
     nodes: list[str] = []
     node_types: list[str] = []
+
+    @model_validator(mode="after")
+    def _some_node(self):
+        if not (self.nodes or self.node_types):
+            raise ValueError(f"{self.kind} needs nodes or node_types")
+        return self
 
 
 def check_node_targets(fault: NodeTargets, nodes: list[NodeState]) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import ConfigDict, model_validator
+from pydantic import ConfigDict
 
 from harness.faults import FaultKind, NodeTargets, check_node_targets, register, target_nodes
 
@@ -13,12 +13,6 @@ from harness.faults import FaultKind, NodeTargets, check_node_targets, register,
 class NodeRecovery(NodeTargets):
     model_config = ConfigDict(extra="forbid")
     kind: Literal["node-recovery"]
-
-    @model_validator(mode="after")
-    def _some_node(self):
-        if not (self.nodes or self.node_types):
-            raise ValueError("node-recovery needs nodes or node_types")
-        return self
 
 
 @register

@@ -127,7 +127,18 @@ class Cluster(ABC):
 
     @abstractmethod
     def start_pod(self, service: str, node: str) -> "Pod":
-        """Start one replica of ``service`` on ``node``; it is not yet published."""
+        """Start one replica of ``service`` on ``node``; it is not yet published. Refuses a node the
+        app's placement constraints forbid (``check_binding``)."""
+
+    def check_binding(self, app: "App", service: str, node: str) -> None:
+        """What kube-scheduler's NodeAffinity and InterPodAffinity filters would refuse: a node not in
+        the service's node_affinity, or one already holding its pod under pod_antiaffinity."""
+        from harness.errors import TestbedError
+
+        peers = [p.node for p in self.pods() if p.service == service]
+        problem = app.constraint_problem({service: peers + [node]})
+        if problem:
+            raise TestbedError(f"a {service} pod on {node} breaks a placement constraint: {problem[1]}")
 
     @abstractmethod
     def wait_ready(self, pod: "Pod", timeout: float) -> None: ...

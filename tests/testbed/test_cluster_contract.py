@@ -159,3 +159,18 @@ def test_state_and_commands_in_the_client_node(cluster):
     (client,) = by_tier(cluster, "client")
     r = cluster.run_in_node(client, [sys.executable, "-c", "print(6 * 7)"], timeout=30)
     assert r.returncode == 0 and r.stdout.strip() == "42"
+
+
+def test_a_pod_the_constraints_forbid_is_refused(cluster):
+    """Binding honours μBench's node_affinity and pod_antiaffinity on every backend."""
+    app = load_app(REPO / "workloads/chain.json")
+    cloud, edge = by_tier(cluster, "cloud"), by_tier(cluster, "edge")
+    services = dict(app.services)
+    services["db"] = services["db"].model_copy(update={"node_affinity": [edge[0]], "pod_antiaffinity": True})
+    app = app.model_copy(update={"services": services})
+    deploy(cluster, app, {"front-end": [cloud[0]], "ml": [cloud[0]], "back-end": [cloud[0]], "db": [edge[0]]})
+    with pytest.raises(BackendError, match="not in db's node_affinity"):
+        cluster.start_pod("db", cloud[0])
+    with pytest.raises(BackendError, match="pod_antiaffinity"):
+        cluster.start_pod("db", edge[0])
+    assert sorted(p.node for p in cluster.pods() if p.service == "db") == [edge[0]]

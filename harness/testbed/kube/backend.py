@@ -258,6 +258,7 @@ class KubeCluster(Cluster):
             raise TestbedError(f"no app with service {service!r} is set; deploy the app first")
         if not self.node_up(node):
             raise TestbedError(f"node {node} is down")
+        self.check_binding(app, service, node)
         with self._lock:
             waiting = self._unbound(service)
             if not waiting:

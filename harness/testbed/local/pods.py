@@ -85,6 +85,7 @@ class LocalPods:
         app = self.app()
         if app is None or service not in app.services:
             raise TestbedError(f"no app with service {service!r} is set; deploy the app first")
+        self.check_binding(app, service, node)
         with _LOCK:
             d = self._load()
             d["serial"] += 1
