@@ -108,8 +108,14 @@ class LiveRun:
         self.record_placement("deploy")
 
     def heal(self, lost: list[Pod], t_fault: float, label: str) -> None:
-        """Kubernetes' self-healing: the lost pods again, placed by the placer on the nodes left."""
-        if not lost:
+        """Kubernetes' self-healing: the lost pods again, placed by the placer on the nodes left. A pod
+        that never served (the new half of a move the failure cut short) is not replaced: the move
+        failed and its old pod serves on."""
+        lost = [p for p in lost if p.name in self.lineage.root]
+        if not lost:  # nothing that served was lost: nothing to wait for
+            for f in self.fault_log:
+                if f["t"] == t_fault:
+                    f["healed_s"] = 0.0
             return
         ready = place_new(self.placer, self.view, [p.service for p in lost], self.lock, self.event, self.lineage, label)
         took = time.time() - t_fault
