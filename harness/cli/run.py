@@ -68,9 +68,12 @@ def run(
                            on_tick=lambda lv: live.update(_render(lv)), on_done=done)
     from rich.table import Table
 
+    # one column per run (and per policy's mean): fits a terminal however many measures there are
+    runs = rows + mean_rows(rows)
     table = Table(title=f"{session.scenario.name}: comparison ({session.out / 'comparison.csv'})")
-    for c in COLUMNS:
-        table.add_column(c, justify="right")
-    for r in rows + mean_rows(rows):
-        table.add_row(*(fmt(value(r, c)) for c in COLUMNS))
+    table.add_column("")
+    for r in runs:
+        table.add_column(f"{r['policy']} {'r' if r['repeat'] != 'mean' else ''}{r['repeat']}", justify="right")
+    for c in COLUMNS[2:]:
+        table.add_row(c, *(fmt(value(r, c)) for r in runs))
     console.print(table)

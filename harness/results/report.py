@@ -268,16 +268,19 @@ def placement_metrics(runs: list[Run]) -> Section:
     if not rows:
         sec.text += " No run with its inputs and placements."
         return sec
-    fig, axes = plt.subplots(2, 1, figsize=(10, 4.6), sharex=True)
+    keys = ["edge_ratio"] + (["cost_per_hour"] if any(p["cost_per_hour"] for _, pts in curves for p in pts) else [])
+    fig, axes = plt.subplots(len(keys), 1, figsize=(10, 2.3 * len(keys) + 0.3), sharex=True, squeeze=False)
+    axes = axes[:, 0]
     for run, pts in curves:
         t = [p["t_s"] for p in pts] + [float(run.summary.get("duration_s") or pts[-1]["t_s"])]
-        for ax, key in zip(axes, ("edge_ratio", "cost_per_hour")):
+        for ax, key in zip(axes, keys):
             v = [p[key] if p[key] is not None else np.nan for p in pts]
             ax.step(t, v + v[-1:], where="post", lw=1.2, label=run.label)
     axes[0].set_ylabel("edge ratio")
     axes[0].set_ylim(-0.05, 1.05)
-    axes[1].set_ylabel("cost per hour")
-    axes[1].set_xlabel("seconds since the load started")
+    if len(keys) > 1:  # a cost plot only when some node has a cost
+        axes[1].set_ylabel("cost per hour")
+    axes[-1].set_xlabel("seconds since the load started")
     axes[0].legend(fontsize=7, ncol=4)
     sec.figures.append(("placement_over_time.png", _png(fig)))
     sec.tables.append(("placement_metrics", pd.DataFrame(rows)))
