@@ -17,15 +17,17 @@ def scenarios() -> None:
     for name in builtin_names():
         sc, _ = load_scenario(name)
         print(f"{name:15s} {sc.description}")
-    print(SHAPES)
+    from harness import faults
+
+    print(SHAPES.format(kinds="|".join(sorted(faults.load_all()))))
 
 
 SHAPES = """
 What a scenario file may use (harness/scenarios/*.yaml are examples; README has the details):
-  load: {mode: closed|open|periodic|trace, steps: [{at_s, value}], steps_file: rates.csv,
-         trace_file: mubench-workload.json, entry: SERVICE-or-APP, client: NODE}   (or a list of loads)
+  load: {{mode: closed|open|periodic|trace, steps: [{{at_s, value}}], steps_file: rates.csv,
+         trace_file: mubench-workload.json, entry: SERVICE-or-APP, client: NODE}}   (or a list of loads)
   app: NAME or [NAME, NAME]          several apps deployed together, services named <app>-<service>
-  faults: [{at_s, kind: node-failure|node-recovery|latency|pod-kill|cpu-hog, ...}]
-  autoscaling: {enabled, target_cpu, ...}    the Kubernetes HPA on CPU
-  replica_schedule: {cycle_s, cycles: [{SERVICE: REPLICAS, ...}, ...]}   fixed counts per cycle
-  request_stream: {service, rate_per_s, mean_lifetime_s, replicas: [MIN, MAX]}   deployment requests"""
+  faults: [{{at_s, kind: {kinds}, ...}}]
+  autoscaling: {{enabled, target_cpu, ...}}    the Kubernetes HPA on CPU
+  replica_schedule: {{cycle_s, cycles: [{{SERVICE: REPLICAS, ...}}, ...]}}   fixed counts per cycle
+  request_stream: {{service, rate_per_s, mean_lifetime_s, replicas: [MIN, MAX]}}   deployment requests"""

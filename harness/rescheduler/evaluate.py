@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -31,9 +31,11 @@ class Result:
     # the final placements' metrics (harness.results.placement_metrics), means over scenarios
     cost_per_hour: float | None = None
     edge_ratio: float | None = None
+    edge_ratio_std: float | None = None
     gini_nodes: float | None = None
     edge_fragmentation: float | None = None
     rejection_rate: float = 0.0  # pods the placer left pending, share of the pods asked for
+    migrations: dict = field(default_factory=dict)  # moves per scenario by the roles of their nodes
 
 
 def scenario(dyn: Dynamics, pods: int, seed: int) -> Batch:
@@ -106,7 +108,7 @@ def run_policy(dyn: Dynamics, policy: Policy, name: str, pods: int, seeds: list[
     nodes = {n: pm.NodeInfo(topo.roles[i], float(topo.cpus[i]), float(topo.memory_mib[i]), float(topo.costs[i]),
                             topo.sites[i]) for i, n in enumerate(topo.nodes)}
     requests = pm.requests_of(dyn.model.app)
-    lat, moves, shares, snaps, rejected = [], [], [], [], []
+    lat, moves, shares, snaps, rejected, move_events = [], [], [], [], [], []
     for seed in seeds:
         world = SimWorld(dyn, scenario(dyn, pods, seed))
         slots = slots_for(dyn, pods)
@@ -114,7 +116,8 @@ def run_policy(dyn: Dynamics, policy: Policy, name: str, pods: int, seeds: list[
         start = world.st.node[0].copy()
         n = 0
         if policy.can(Ability.PLAN):
-            r = run_round(policy, world, max_moves, CycleGuard())
+            r = run_round(policy, world, max_moves, CycleGuard(),
+                          lambda kind, **d: move_events.append({"kind": kind, "detail": d}))
             if r.ended == "skipped":
                 return None
             n = r.moves
@@ -129,9 +132,10 @@ def run_policy(dyn: Dynamics, policy: Policy, name: str, pods: int, seeds: list[
     def mean(key: str) -> float | None:
         vals = [sn[key] for sn in snaps if sn[key] is not None]
         return round(float(np.mean(vals)), 4) if vals else None
+    per_kind = {k: round(v / len(seeds), 3) for k, v in pm.migrations(move_events, nodes).items()}
     return Result(name, pods, float(np.mean(lat)), float(np.mean(moves)), float(np.mean(shares)), len(seeds),
-                  mean("cost_per_hour"), mean("edge_ratio"), mean("gini_nodes"), mean("edge_fragmentation"),
-                  round(float(np.mean(rejected)), 4))
+                  mean("cost_per_hour"), mean("edge_ratio"), mean("edge_ratio_std"), mean("gini_nodes"),
+                  mean("edge_fragmentation"), round(float(np.mean(rejected)), 4), per_kind)
 
 
 def write_results(rows: list[dict], out: Path) -> None:
@@ -140,5 +144,5 @@ def write_results(rows: list[dict], out: Path) -> None:
     with open(out, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
-        w.writerows(rows)
+        w.writerows({k: json.dumps(v, sort_keys=True) if isinstance(v, dict) else v for k, v in r.items()} for r in rows)
     out.with_suffix(".json").write_text(json.dumps(rows, indent=1))

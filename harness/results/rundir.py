@@ -2,7 +2,8 @@
 
     inputs/            app.json, scenario.yaml, testbed.yaml, profile.json, policy.json, harness.json
     requests.csv       one row per request (the load generator writes it): t_send, latency_ms, status, bytes, error,
-                       pod, entry (the service it went to); with several loads, requests.1.csv, ... for the others
+                       pod, entry (the service it went to); with several loads each writes its own
+                       (requests.1.csv, ...) while the run goes, merged into requests.csv at its end
     events.csv         t (Unix s), t_run (s since the load started), kind, detail (JSON)
     placements.jsonl   the placement after every change, with the simulator's predicted latency
     metrics.csv        per pod, every few seconds, from Prometheus: CPU cores, requests/s
@@ -133,3 +134,21 @@ def request_files(run: Path) -> list[Path]:
     extra = sorted(run.glob("requests.*.csv"), key=lambda p: int(p.name.split(".")[1]) if p.name.split(".")[1].isdigit()
                    else 1 << 30)
     return [p for p in [run / REQUESTS, *extra] if p.exists()]
+
+
+def merge_request_logs(run: Path) -> None:
+    """One requests.csv for the run: the other loads' logs (written apart while the run went, as
+    processes cannot share a file safely) appended, rows in send-time order; then removed."""
+    files = request_files(run)
+    if len(files) < 2:
+        return
+    import pandas as pd
+
+    frames = [pd.read_csv(f, dtype=str, keep_default_na=False) for f in files]
+    df = pd.concat(frames, ignore_index=True)
+    df = df.iloc[df.t_send.astype(float).argsort(kind="stable")]
+    tmp = run / (REQUESTS + ".tmp")
+    df.to_csv(tmp, index=False)
+    tmp.replace(run / REQUESTS)
+    for f in files[1:]:
+        f.unlink()

@@ -27,7 +27,7 @@ from harness.rescheduler.live import Lineage, LiveView, initial_placement, moved
 from harness.rescheduler.loop import CycleGuard
 from harness.results import placement_metrics as pm
 from harness.results import summary as summ
-from harness.results.rundir import RunDir
+from harness.results.rundir import RunDir, merge_request_logs
 from harness.spec.app import App
 from harness.spec.profile import Profile
 from harness.spec.scenario import FaultParams, Scenario
@@ -351,6 +351,7 @@ class LiveRun:
             self.stop.set()
             for load in loads:
                 load.stop()
+            merge_request_logs(self.out.path)
             for th in self.threads:
                 th.join(timeout=30)
             summary = self.summarize(loads, started, partial)

@@ -38,3 +38,18 @@ def test_mean_rows_only_for_repeated_policies():
             {"policy": "b", "repeat": 1, "mean_ms": 5.0}]
     m = mean_rows(rows)
     assert len(m) == 1 and m[0]["policy"] == "a" and m[0]["mean_ms"] == 15.0
+
+
+def test_the_loads_logs_merge_into_one_requests_csv(tmp_path):
+    from harness.results.rundir import merge_request_logs
+    from harness.results.summary import read_requests
+
+    head = "t_send,latency_ms,status,bytes,error,pod,entry\n"
+    (tmp_path / "requests.csv").write_text(head + "10.0,5,200,1,,a-1,a\n12.0,5,200,1,,a-1,a\n")
+    (tmp_path / "requests.1.csv").write_text(head + "11.0,7,200,1,,b-1,b\n13.0,7,0,0,Timeout,,b\n")
+    assert len(read_requests(tmp_path)) == 4  # read together while the run goes
+    merge_request_logs(tmp_path)
+    assert not (tmp_path / "requests.1.csv").exists()
+    df = read_requests(tmp_path)
+    assert list(df.t_send) == [10.0, 11.0, 12.0, 13.0] and list(df.entry) == ["a", "b", "a", "b"]
+    assert list(df.error) == ["", "", "", "Timeout"]
