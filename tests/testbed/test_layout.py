@@ -52,6 +52,25 @@ def test_netem_commands_for_two_nodes_match_hand_written_list():
     ]
 
 
+def test_a_link_bandwidth_becomes_netem_rate_on_that_pair_only():
+    from harness.spec.inventory import Link
+
+    inv = load_inventory().model_copy(deep=True)
+    inv.links = [Link(nodes=["cloud-a-1", "edge-a-1"], bandwidth_mbit=100)]
+    lay = layout_for(inv)
+    bw = inv.bandwidth_matrix()
+    leaves = [" ".join(c) for c in linkemu.netem_commands(lay, inv.rtt_matrix(), bw) if "netem" in c]
+    rated = [c for c in leaves if "rate" in c]
+    # to cloud-a-1 (hxn0) from edge-a-1 (class 1:c), and to edge-a-1 (hxn2) from cloud-a-1 (class 1:a)
+    assert rated == ["tc qdisc replace dev hxn0 parent 1:c handle c: netem delay 25ms rate 100mbit limit 100000",
+                     "tc qdisc replace dev hxn2 parent 1:a handle a: netem delay 25ms rate 100mbit limit 100000"]
+    assert len(leaves) == 7 * 6  # every other pair: delay only
+    change = [" ".join(c) for c in linkemu.netem_change_commands(lay, "cloud-a-1", "edge-a-1", 80, bw)]
+    assert all("delay 40ms rate 100mbit" in c for c in change)  # a latency change keeps the bandwidth
+    assert linkemu.bandwidth_emulation("nfqueue", bw).startswith("not emulated")
+    assert linkemu.bandwidth_emulation("netem", {}) is None
+
+
 def test_delay_table_is_half_rtt_per_direction():
     inv = load_inventory()
     lay = layout_for(inv)
