@@ -146,8 +146,6 @@ def check_node_targets(fault: NodeTargets, nodes: list[NodeState]) -> str | None
     for t in fault.node_types:
         if t not in types:
             return f"no node of type {t!r} on this testbed (types: {', '.join(sorted(types))})"
-    if not fault.nodes and not fault.node_types:
-        return f"{fault.kind} needs nodes or node_types"
     return None
 
 

@@ -151,33 +151,21 @@ class ClusterView:
     def pods_of(self, service: str) -> list[PodView]:
         return [p for p in self.pods if p.service == service]
 
-    @property
-    def cap_cpu(self) -> np.ndarray:
-        return np.array([n.cpus for n in self.nodes])
+    def _column(self, attr: str) -> np.ndarray:
+        """(N,) one NodeView field over the nodes, built once per view (read-only)."""
+        if attr not in self._cache:
+            a = np.array([getattr(n, attr) for n in self.nodes])
+            a.flags.writeable = False
+            self._cache[attr] = a
+        return self._cache[attr]
 
-    @property
-    def cap_memory_mib(self) -> np.ndarray:
-        return np.array([n.memory_mib for n in self.nodes])
-
-    @property
-    def used_cpu(self) -> np.ndarray:
-        return np.array([n.used_cpu for n in self.nodes])
-
-    @property
-    def used_memory_mib(self) -> np.ndarray:
-        return np.array([n.used_memory_mib for n in self.nodes])
-
-    @property
-    def background_cpu(self) -> np.ndarray:
-        return np.array([n.background_cpu for n in self.nodes])
-
-    @property
-    def background_memory_mib(self) -> np.ndarray:
-        return np.array([n.background_memory_mib for n in self.nodes])
-
-    @property
-    def up(self) -> np.ndarray:
-        return np.array([n.up for n in self.nodes])
+    cap_cpu = property(lambda self: self._column("cpus"))
+    cap_memory_mib = property(lambda self: self._column("memory_mib"))
+    used_cpu = property(lambda self: self._column("used_cpu"))
+    used_memory_mib = property(lambda self: self._column("used_memory_mib"))
+    background_cpu = property(lambda self: self._column("background_cpu"))
+    background_memory_mib = property(lambda self: self._column("background_memory_mib"))
+    up = property(lambda self: self._column("up"))
 
     @property
     def rtt(self) -> np.ndarray:

@@ -41,13 +41,10 @@ class LiveView:
     def view(self) -> tuple[ClusterView, dict[str, Pod]]:
         """The cluster as a policy sees it, and the Pod behind each pod name."""
         pods = {p.name: p for p in self.cluster.pods() if p.node in self.nodes}
-        views = [PodView(p.name, p.service, p.node, *self._request(p.service)) for p in pods.values()
-                 if p.service in self.app.services]
+        views = [PodView(p.name, p.service, p.node, self.app.cpu_request(p.service), self.app.memory_request(p.service))
+                 for p in pods.values() if p.service in self.app.services]
         up = [self.cluster.node_up(n) for n in self.nodes]
         return ClusterView.build(self.app, self.model, up, views), pods
-
-    def _request(self, service: str) -> tuple[float, float]:
-        return self.app.cpu_request(service), self.app.memory_request(service)
 
     def predicted_ms(self) -> float | None:
         """The model's latency for the current pods; None while a service has no pod (the app
