@@ -26,13 +26,18 @@ class KubeDefault(OneAtATime):
     Args = DefaultArgs
 
     def choose(self, view: ClusterView, pod: PendingPod) -> str | None:
+        return self._choose_among(view, pod, None)
+
+    def _choose_among(self, view: ClusterView, pod: PendingPod, among: np.ndarray | None) -> str | None:
+        """The best-scoring node, only among the nodes ``among`` marks (None: all)."""
         peers = np.zeros(len(view.nodes))
         for p in view.pods:
             if p.service == pod.service:
                 peers[view.index(p.node)] += 1
+        allowed = view.allowed(pod.service) if among is None else view.allowed(pod.service) & among
         i = kube_scheduler.default_choice(view.up, view.cap_cpu, view.cap_memory_mib, view.used_cpu,
                                           view.used_memory_mib, pod.cpu, pod.memory_mib, peers, self.args.spread_weight,
-                                          view.allowed(pod.service))
+                                          allowed)
         return None if i is None else view.nodes[i].name
 
 

@@ -11,7 +11,8 @@ from harness.rescheduler.evaluate import SimWorld, run_policy, scenario, slots_f
 from harness.rl.acting import save_model
 from harness.sim.ceenv import Dynamics, EnvConfig, default_model
 
-BUILTIN = ["cloud-first", "default", "latency-greedy", "optimal", "reach", "rsdql"]
+BUILTIN = ["bef", "cf", "cloud-first", "default", "k8s-edge", "latency-greedy", "optimal", "random", "reach", "rsdql",
+           "sef"]
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +31,8 @@ def test_every_policy_declares_what_it_does():
     learned ones train; the registry refuses a class whose declaration and methods disagree."""
     assert names() == BUILTIN
     expect = {"default": {"place"}, "cloud-first": {"place"}, "latency-greedy": {"place"}, "optimal": {"plan"},
-              "reach": {"plan", "train"}, "rsdql": {"plan", "train"}}
+              "reach": {"plan", "train"}, "rsdql": {"plan", "train"}} | dict.fromkeys(("bef", "cf", "k8s-edge", "random",
+                                                                                       "sef"), {"place"})
     for name, cls in REGISTRY.items():
         assert {a.value for a in cls.abilities} == expect[name], name
         if Ability.PLACE not in cls.abilities:
@@ -76,8 +78,8 @@ def test_a_batch_the_cluster_cannot_hold_leaves_pods_pending(dyn):
     view = world.view()
     huge = view.pending("db")
     huge = type(huge)("db", cpu=float(view.cap_cpu.max()) + 1, memory_mib=1.0, name="db#big")
-    for name in ("default", "cloud-first", "latency-greedy"):
-        assert build(name).place(view, [view.pending("db", "db#1"), huge]) [1] is None, name
+    for name in ("default", "cloud-first", "latency-greedy", "bef", "sef", "cf", "k8s-edge", "random"):
+        assert build(name).place(view, [view.pending("db", "db#1"), huge])[1] is None, name
 
 
 def test_optimal_equals_brute_force_on_a_tiny_instance(dyn):
