@@ -16,8 +16,9 @@ report and evaluate.
   included) and across sites: G = sum_i sum_j |x_i - x_j| / (2 n^2 mean(x)) (HephaestusForge eq. 10).
 - **migrations by kind**: moves from a node of one role to a node of another (edge->edge,
   edge->cloud, cloud->edge, cloud->cloud).
-- **edge fragmentation**: 1 - mean over edge nodes of sqrt(u_cpu * u_mem), u the requested share
-  of the node's capacity (KubeDSM's figure scripts), time-weighted.
+- **edge fragmentation**: the mean over edge nodes of 1 - u_cpu * u_mem, u the requested share of
+  the node's capacity, time-weighted: the per-node fragmentation of KubeDSM's figure scripts
+  (MineDraft; the paper's eq. 13 is lost), over the edge nodes only.
 """
 
 from __future__ import annotations
@@ -92,8 +93,8 @@ def edge_fragmentation(placement: Placement, nodes: Mapping[str, NodeInfo],
             if n in cpu:
                 cpu[n] += requests[s][0]
                 mem[n] += requests[s][1]
-    use = [np.sqrt(min(1.0, cpu[n] / nodes[n].cpus) * min(1.0, mem[n] / nodes[n].memory_mib)) for n in edge]
-    return float(1 - np.mean(use))
+    frag = [1 - min(1.0, cpu[n] / nodes[n].cpus) * min(1.0, mem[n] / nodes[n].memory_mib) for n in edge]
+    return float(np.mean(frag))
 
 
 def snapshot(placement: Placement, nodes: Mapping[str, NodeInfo], requests: Mapping[str, tuple[float, float]]) -> dict:

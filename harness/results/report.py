@@ -246,7 +246,7 @@ def placement_metrics(runs: list[Run]) -> Section:
     sec = Section("Placement metrics", "Deployment cost (a node's cost per hour while it hosts pods), edge ratio "
                   "(share of a service's pods on edge nodes, mean over services, time-weighted; std across services), "
                   "rejection rate (pods left pending), Gini of replicas across nodes and sites, migrations by the roles "
-                  "of their nodes, edge fragmentation (1 - mean sqrt(cpu share x memory share) over edge nodes).")
+                  "of their nodes, edge fragmentation (mean over edge nodes of 1 - cpu share x memory share).")
     rows, curves = [], []
     for run in runs:
         inputs = run_inputs(run)

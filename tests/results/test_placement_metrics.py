@@ -28,8 +28,8 @@ def test_one_placement():
     assert s["gini_nodes"] == pytest.approx(8 / 18)
     # sites s1: 2, s2: 1 -> 2 / (2 * 4 * 1.5)
     assert s["gini_sites"] == pytest.approx(2 / 12)
-    # e1 uses 1.5 of 4 cores and 1536 of 4096 MiB: sqrt(.375 * .375) = .375; e2 empty: 0 -> 1 - .1875
-    assert s["edge_fragmentation"] == pytest.approx(0.8125)
+    # e1 uses 1.5 of 4 cores and 1536 of 4096 MiB: 1 - .375 * .375 = .859375; e2 empty: 1 -> mean .9296875
+    assert s["edge_fragmentation"] == pytest.approx(0.9296875)
 
 
 def test_a_run_is_time_weighted_over_its_window():
@@ -41,8 +41,8 @@ def test_a_run_is_time_weighted_over_its_window():
     assert m["edge_ratio"] == pytest.approx(0.5833, abs=1e-4) and m["edge_ratio_std"] == pytest.approx(0.25, abs=1e-4)
     assert m["gini_nodes"] == pytest.approx((8 / 18 * 10 + 0 * 20) / 30, abs=1e-4)  # P2: one replica per node
     assert m["gini_sites"] == pytest.approx(1 / 6, abs=1e-4)  # P2: s1 1, s2 2 -> also 1/6
-    # P2: e1 .25 and e2 .5 -> 1 - .375 = .625; (.8125 * 10 + .625 * 20) / 30
-    assert m["edge_fragmentation"] == pytest.approx(0.6875, abs=1e-4)
+    # P2: e1 1 - .25 * .25 = .9375, e2 1 - .5 * .5 = .75 -> .84375; (.9296875 * 10 + .84375 * 20) / 30
+    assert m["edge_fragmentation"] == pytest.approx(0.8724, abs=1e-4)
     assert m["migrations"] == {"cloud->edge": 1, "edge->cloud": 1}
     assert m["rejected"] == 1 and m["rejection_rate"] == 0.25  # 3 deployed + 1 scale-up asked, 1 pending
 
