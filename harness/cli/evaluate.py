@@ -15,7 +15,9 @@ def evaluate(
     app_file: Path = typer.Option(..., "--app", help="App JSON."),
     profile: Path = typer.Option(..., "--profile", help="Profile JSON."),
     testbed: Optional[Path] = typer.Option(None, "--testbed"),
-    policies: str = typer.Option("reach,rsdql,default,cloud-first,latency-greedy,optimal", help="Comma-separated policies."),
+    policies: str = typer.Option("reach,rsdql,default,cloud-first,latency-greedy,optimal",
+                                 help="Comma-separated policies: registered names (harness train makes the learned "
+                                 "ones' models) or package.module:Class."),
     pods: str = typer.Option("4,12,20", help="Comma-separated pod counts (split evenly over the services)."),
     scenarios: int = typer.Option(10, help="Scenarios (seeded background loads) per pod count."),
     model_dir: Path = typer.Option(Path("models"), help="Where trained models are (<policy>-<app>.pt)."),

@@ -29,17 +29,20 @@ def _render(live):
 def run(
     ctx: typer.Context,
     scenario: str = typer.Argument(..., help="A built-in scenario (see 'harness scenarios') or a scenario file."),
-    policy: str = typer.Option("reach,default", "--policy", help="Comma-separated policies, run one after another."),
+    policy: str = typer.Option("reach,default", "--policy", help="Comma-separated policies, run one after another: "
+                               "registered names or package.module:Class."),
     app_file: Optional[Path] = typer.Option(None, "--app", help="App JSON (default: the scenario's app in workloads/)."),
     profile: Optional[Path] = typer.Option(None, "--profile", help="Profile JSON (default: profiles/<app>.<testbed>.json)."),
     repeat: int = typer.Option(1, "--repeat", min=1, help="Runs per policy; policies take turns within each repeat."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the load generator (repeat k uses seed+k-1)."),
-    model_dir: Path = typer.Option(Path("models"), "--model-dir", help="Where trained models are (<policy>-<app>.pt)."),
+    model_dir: Path = typer.Option(Path("models"), "--model-dir", help="Where trained models are: <policy>-<app>.pt, "
+                                   "else the newest whose metadata names the policy and app."),
     out: Path = typer.Option(Path("results"), "--out", help="Results folder; each session writes <utc>-<scenario>/ inside."),
 ) -> None:
     """Play a scenario live on the testbed for each policy: deploy the app (placed by the policy,
-    or by the default scheduler for learned reschedulers), drive Locust load from the client
-    node, inject the scenario's faults, self-heal, autoscale, and let the policy reschedule.
+    or by the placer a rescheduler names: the default scheduler for REACH and RSDQL), drive Locust
+    load from the client node(s), inject the scenario's faults, self-heal, autoscale or follow a
+    replica schedule or request stream, and let the policy reschedule through the one move loop.
     Every request, event and placement is written to the run directory as the run goes; a
     comparison table across policies is printed at the end. Ctrl-C stops the load, recovers the
     nodes and keeps the results."""
