@@ -6,8 +6,11 @@ Live progress comes from runner events: the current task, and ok/changed/failed 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,7 +104,40 @@ def run_playbook(playbook: str, *, extravars: dict[str, Any], private_data_dir: 
 
     private_data_dir.mkdir(parents=True, exist_ok=True)
     venv_bin = str(Path(sys.executable).parent)  # ansible-playbook lives beside our interpreter
-    runner = ansible_runner.run(
+    # ansible-runner starts ansible-playbook through pexpect, in a session of its own: a terminal's
+    # Ctrl-C never reaches it, and left alone it would go on building after we exit (racing the
+    # user's teardown). So Ctrl-C only marks the run; ansible-runner then kills the playbook's whole
+    # process group, and we raise KeyboardInterrupt once it is gone.
+    interrupted = threading.Event()
+    with _sigint_sets(interrupted):
+        runner = _run(ansible_runner, pb_dir, playbook, inventory, private_data_dir, extravars, venv_bin, handle,
+                      interrupted)
+    if interrupted.is_set() or runner.rc == ANSIBLE_INTERRUPTED or runner.status == "canceled":
+        raise KeyboardInterrupt  # Ctrl-C reached us or ansible-playbook; the playbook has ended
+    if failure:
+        raise PlaybookFailed(*failure[0])
+    if runner.status != "successful":
+        tail = (runner.stdout.read()[-800:] if runner.stdout else "").strip()
+        raise TestbedError(f"ansible-runner ended with status {runner.status} (rc {runner.rc}): {tail}")
+    return PlaybookResult(runner.status, progress.counts, results)
+
+
+@contextlib.contextmanager
+def _sigint_sets(flag: threading.Event):
+    """While running, SIGINT sets ``flag`` instead of raising (only the main thread can take signals)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: flag.set())
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _run(ansible_runner, pb_dir: Path, playbook: str, inventory: Path | None, private_data_dir: Path,
+         extravars: dict[str, Any], venv_bin: str, handle, interrupted: threading.Event):
+    return ansible_runner.run(
         private_data_dir=str(private_data_dir),
         playbook=str(pb_dir / playbook),
         inventory=str(inventory) if inventory else LOCALHOST,
@@ -117,14 +153,8 @@ def run_playbook(playbook: str, *, extravars: dict[str, Any], private_data_dir: 
             "ANSIBLE_HOST_KEY_CHECKING": "False",  # fresh VMs: their keys are not known yet
         },
         event_handler=handle,
+        cancel_callback=interrupted.is_set,
+        settings={"pexpect_timeout": 0.2},  # how often the cancel flag is looked at
         quiet=True,
         rotate_artifacts=5,
     )
-    if runner.rc == ANSIBLE_INTERRUPTED or runner.status == "canceled":
-        raise KeyboardInterrupt  # Ctrl-C reached ansible-playbook first; treat it as ours
-    if failure:
-        raise PlaybookFailed(*failure[0])
-    if runner.status != "successful":
-        tail = (runner.stdout.read()[-800:] if runner.stdout else "").strip()
-        raise TestbedError(f"ansible-runner ended with status {runner.status} (rc {runner.rc}): {tail}")
-    return PlaybookResult(runner.status, progress.counts, results)
