@@ -76,6 +76,24 @@ def find_profile(app: App, testbed: str, override: Path | None) -> Path:
                     f"make it with: harness profile workloads/{app.name}.json", field="--profile")
 
 
+def check_scenario(sc: Scenario, sc_file: str, app: App, app_file: Path, state) -> None:
+    """Everything the scenario names, against this app and testbed, before anything is deployed:
+    faults' nodes and services, loads' entries and clients, a request stream's and a replica
+    schedule's services, and the app's placement constraints."""
+    faults.check_all(sc.faults, state.nodes, app, sc_file)
+    check_loads(sc, app, state, sc_file)
+    unknown = f"(services: {', '.join(app.services)})"
+    if sc.request_stream is not None and sc.request_stream.service not in app.services:
+        raise UserError(f"unknown service {sc.request_stream.service!r} {unknown}", source=sc_file,
+                        field="request_stream.service")
+    for i, cycle in enumerate(sc.replica_schedule.cycles if sc.replica_schedule else []):
+        for service in cycle:
+            if service not in app.services:
+                raise UserError(f"unknown service {service!r} {unknown}", source=sc_file,
+                                field=f"replica_schedule.cycles[{i}].{service}")
+    app.check_nodes([n.name for n in state.nodes if n.role != "client"], str(app_file))
+
+
 def check_loads(sc: Scenario, app: App, state, source: str) -> None:
     """Every load's entry service, client node and trace services exist: found before deploying."""
     clients = [n.name for n in state.nodes if n.role == "client"]
@@ -106,17 +124,7 @@ def prepare(scenario_ref: str, policies: list[str], state, app_override: Path | 
     app_files = find_workloads(sc, app_override)
     apps = [with_replicas(load_app(f), sc.replicas) for f in app_files]
     app, app_file = compose(apps), app_files[0]  # several apps: deployed together as one, each its own entry
-    faults.check_all(sc.faults, state.nodes, app, sc_file)  # before anything is deployed
-    check_loads(sc, app, state, sc_file)
-    if sc.request_stream is not None and sc.request_stream.service not in app.services:
-        raise UserError(f"unknown service {sc.request_stream.service!r} (services: {', '.join(app.services)})",
-                        source=sc_file, field="request_stream.service")
-    for i, cycle in enumerate(sc.replica_schedule.cycles if sc.replica_schedule else []):
-        for service in cycle:
-            if service not in app.services:
-                raise UserError(f"unknown service {service!r} (services: {', '.join(app.services)})", source=sc_file,
-                                field=f"replica_schedule.cycles[{i}].{service}")
-    app.check_nodes([n.name for n in state.nodes if n.role != "client"], str(app_file))
+    check_scenario(sc, sc_file, app, app_file, state)
     profile_files = [profile_override] if profile_override else [find_profile(a, state.name, None) for a in apps]
     profile_file = profile_files[0]
     profile = compose_profiles(apps, [load_profile(f) for f in profile_files])
