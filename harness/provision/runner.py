@@ -104,10 +104,10 @@ def run_playbook(playbook: str, *, extravars: dict[str, Any], private_data_dir: 
 
     private_data_dir.mkdir(parents=True, exist_ok=True)
     venv_bin = str(Path(sys.executable).parent)  # ansible-playbook lives beside our interpreter
-    # ansible-runner starts ansible-playbook through pexpect, in a session of its own: a terminal's
-    # Ctrl-C never reaches it, and left alone it would go on building after we exit (racing the
-    # user's teardown). So Ctrl-C only marks the run; ansible-runner then kills the playbook's whole
-    # process group, and we raise KeyboardInterrupt once it is gone.
+    # ansible-runner starts ansible-playbook through pexpect, in a session of its own, and Ansible's
+    # workers each call setsid(): a terminal's Ctrl-C reaches none of them, and left alone they would
+    # go on building after we exit (racing the user's teardown). So Ctrl-C only marks the run; the
+    # cancel callback then kills every process below this one, and we raise KeyboardInterrupt.
     interrupted = threading.Event()
     with _sigint_sets(interrupted):
         runner = _run(ansible_runner, pb_dir, playbook, inventory, private_data_dir, extravars, venv_bin, handle,
@@ -120,6 +120,35 @@ def run_playbook(playbook: str, *, extravars: dict[str, Any], private_data_dir: 
         tail = (runner.stdout.read()[-800:] if runner.stdout else "").strip()
         raise TestbedError(f"ansible-runner ended with status {runner.status} (rc {runner.rc}): {tail}")
     return PlaybookResult(runner.status, progress.counts, results)
+
+
+def kill_descendants(root: int, rounds: int = 3) -> int:
+    """SIGKILL every process below ``root`` (walking /proc's parent links; a few rounds, as a dying
+    tree may still fork); returns how many were signalled."""
+    killed = 0
+    for _ in range(rounds):
+        children: dict[int, list[int]] = {}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                pid = int(stat.parent.name)
+                ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(pid)
+        stack, found = list(children.get(root, [])), []
+        while stack:
+            pid = stack.pop()
+            found.append(pid)
+            stack += children.get(pid, [])
+        if not found:
+            break
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+    return killed
 
 
 @contextlib.contextmanager
@@ -153,7 +182,7 @@ def _run(ansible_runner, pb_dir: Path, playbook: str, inventory: Path | None, pr
             "ANSIBLE_HOST_KEY_CHECKING": "False",  # fresh VMs: their keys are not known yet
         },
         event_handler=handle,
-        cancel_callback=interrupted.is_set,
+        cancel_callback=lambda: interrupted.is_set() and kill_descendants(os.getpid()) >= 0,
         settings={"pexpect_timeout": 0.2},  # how often the cancel flag is looked at
         quiet=True,
         rotate_artifacts=5,
