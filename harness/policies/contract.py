@@ -264,6 +264,43 @@ class ClusterView:
             self._cache["latency"] = None if (X.sum(axis=1) == 0).any() else float(self.model.latency(X)[0])
         return self._cache["latency"]
 
+    def moves_to(self, target: dict[str, list[str]]) -> list[Move]:
+        """Moves that turn this placement into ``target`` (service -> one node per pod), in an
+        order in which each is valid when its turn comes (make-before-break: the target needs room
+        while the pod still runs). A pod already on one of its service's target nodes stays. When
+        every remaining move waits for another (two full nodes swapping pods), one pod steps aside
+        to a node with room first. Moves that still cannot be ordered come last, as they are."""
+        wanted = []
+        for service, nodes in target.items():
+            pods = self.pods_of(service)
+            if len(pods) != len(nodes):
+                raise ValueError(f"{service}: {len(nodes)} target nodes for {len(pods)} pods")
+            left = list(nodes)
+            moving = []
+            for p in pods:
+                if p.node in left:
+                    left.remove(p.node)
+                else:
+                    moving.append(p)
+            wanted += [Move(p.name, n) for p, n in zip(moving, left)]
+        out, view = [], self
+        for _ in range(3 * len(wanted) + 1):
+            if not wanted:
+                break
+            k = next((i for i, m in enumerate(wanted) if view.valid(m)), None)
+            if k is not None:
+                move = wanted.pop(k)
+            else:  # deadlock: the first waiting pod steps aside to a node it may use now
+                pod = view.pod(wanted[0].pod)
+                room = view.feasible(pod)
+                room[view.index(pod.node)] = room[view.index(wanted[0].node)] = False
+                if not room.any():
+                    break
+                move = Move(pod.name, view.nodes[int(np.argmax(room))].name)
+            out.append(move)
+            view = view.after(move)
+        return out + wanted
+
     def placement(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {s: [] for s in self.app.services}
         for p in self.pods:

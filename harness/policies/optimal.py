@@ -87,27 +87,13 @@ class Optimal(Policy):
         sol = self.solve(dyn, st, 0)
         if sol is None:
             raise CannotPlan(f"more than {self.args.max_placements:,} placements to search")
-        target = _match(dyn, st.node[0], sol[0])
-        moves = [Move(names[int(s)], view.nodes[int(target[s])].name) for s in np.flatnonzero(target != st.node[0])]
+        target: dict[str, list[str]] = {}
+        for slot, pod in names.items():
+            target.setdefault(view.pod(pod).service, []).append(view.nodes[int(sol[0][slot])].name)
+        moves = view.moves_to(target)
         after = view
         for m in moves:
             after = after.after(m)
         self._reached = after.key()
         return moves
 
-
-def _match(dyn: Dynamics, current: np.ndarray, goal: np.ndarray) -> np.ndarray:
-    """Assign the goal's nodes to slots so that as many pods as possible stay where they are."""
-    out = current.copy()
-    for s in range(dyn.S):
-        slots = np.flatnonzero((dyn.slot_service == s) & (current >= 0))
-        want = list(goal[slots])
-        stay = []
-        for sl in slots:
-            if current[sl] in want:
-                want.remove(current[sl])
-                stay.append(sl)
-        for sl in slots:
-            if sl not in stay:
-                out[sl] = want.pop()
-    return out

@@ -101,16 +101,21 @@ class LatencyModel:
         return out
 
     # ------------------------------------------------------------------ core
-    def terms(self, X: np.ndarray) -> dict[str, np.ndarray]:
-        """All the model's terms for a batch X (B, S, N); every service needs ≥ 1 replica."""
+    def terms(self, X: np.ndarray, partial: bool = False) -> dict[str, np.ndarray]:
+        """All the model's terms for a batch X (B, S, N); every service needs ≥ 1 replica, unless
+        ``partial``: then a service without replicas counts as absent (no execution time, no call
+        delay, no gateway delay), the cost of a placement being built pod by pod."""
         X = np.asarray(X, dtype=float)
         if X.ndim == 2:
             X = X[None]
         count = X.sum(axis=2)  # (B, S)
-        T_E = (X * self.E[None]).sum(axis=2) / count
+
+        def per(total, n):
+            return np.divide(total, n, out=np.zeros_like(total), where=n > 0) if partial else total / n
+        T_E = per((X * self.E[None]).sum(axis=2), count)
         D_S = {}
         for i, j in self.edges:  # eqs. 3-4 only where a call exists
-            D_S[(i, j)] = np.einsum("bn,nm,bm->b", X[:, i], self.D, X[:, j]) / (count[:, i] * count[:, j])
+            D_S[(i, j)] = per(np.einsum("bn,nm,bm->b", X[:, i], self.D, X[:, j]), count[:, i] * count[:, j])
         T_S = np.zeros_like(T_E)
         for i in self.order:
             best = np.zeros(X.shape[0])
@@ -118,9 +123,14 @@ class LatencyModel:
                 T_G = sum(wk * (D_S[(i, int(j))] + T_S[:, int(j)]) for j, wk in zip(callees, w))
                 best = np.maximum(best, T_G)
             T_S[:, i] = T_E[:, i] + best
-        D_gw = sum((X[:, g] * self.topo.user_rtt[None]).sum(axis=1) / count[:, g] for g in self.entries) / len(self.entries)
+        D_gw = sum(per((X[:, g] * self.topo.user_rtt[None]).sum(axis=1), count[:, g]) for g in self.entries) / len(self.entries)
         D_msa = D_gw + sum(T_S[:, g] for g in self.entries) / len(self.entries)
         return {"T_E": T_E, "T_S": T_S, "D_S": D_S, "D_gateway": D_gw, "D_msa": D_msa}
+
+    def partial_latency(self, X: np.ndarray) -> np.ndarray:
+        """D_msa of each (partial) placement of the batch, services without replicas left out:
+        0 for an empty placement, D_msa for a complete one (the rollout's stage costs add up to it)."""
+        return self.terms(X, partial=True)["D_msa"]
 
     def latency(self, X: np.ndarray) -> np.ndarray:
         """D_msa in ms for each placement of the batch."""
