@@ -36,6 +36,10 @@ class Result:
     edge_fragmentation: float | None = None
     rejection_rate: float = 0.0  # pods the placer left pending, share of the pods asked for
     migrations: dict = field(default_factory=dict)  # moves per scenario by the roles of their nodes
+    # optimality gap (harness.rescheduler.gaps): to the optimum, or to the best known and the bound
+    gap: float | None = None
+    gap_to_bound: float | None = None
+    gap_reference: str | None = None
 
 
 def scenario(dyn: Dynamics, pods: int, seed: int) -> Batch:

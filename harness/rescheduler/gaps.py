@@ -44,3 +44,37 @@ def reference(view: ClusterView, replicas: dict[str, int], time_limit: float, kn
     sol = reach_milp.solve(problem_of(view, replicas), time_limit)
     best = min([sol.latency_ms] + [k for k in known if k is not None])
     return Reference(best, sol.bound_ms if not sol.exact else sol.latency_ms, sol.exact, sol.seconds)
+
+
+@dataclass
+class Gap:
+    gap: float  # mean over scenarios, to the optimum (exact) or to the best placement known
+    gap_to_bound: float  # mean over scenarios, to the proven bound: ≥ the true gap
+    reference: str  # "optimum" when every scenario was solved exactly, else "bound"
+
+
+def gaps(dyn, pods: int, seeds: list[int], finals: dict[str, list[dict]], time_limit: float,
+         progress=lambda: None) -> dict[str, Gap]:
+    """Each policy's gap on these scenarios. ``finals``: per policy, each scenario's final
+    placement (service -> nodes), as ``run_policy`` collects them."""
+    from harness.rescheduler.evaluate import SimWorld, scenario
+
+    mdl = dyn.model
+    replicas = {s: pods // dyn.S for s in mdl.services}
+
+    def latency(placement: dict) -> float | None:
+        if any(len(placement.get(s, [])) != replicas[s] for s in mdl.services):
+            return None  # pods left pending: not the same problem
+        return float(mdl.latency(mdl.counts(placement))[0])
+    per: dict[str, list[tuple[float, float]]] = {p: [] for p in finals}
+    exact = True
+    for k, seed in enumerate(seeds):
+        lat = {p: latency(f[k]) for p, f in finals.items()}
+        ref = reference(SimWorld(dyn, scenario(dyn, pods, seed)).view(), replicas, time_limit, list(lat.values()))
+        exact &= ref.exact
+        for p, l in lat.items():
+            if l is not None:
+                per[p].append(ref.gaps(l))
+        progress()
+    return {p: Gap(float(np.mean([g for g, _ in v])), float(np.mean([b for _, b in v])),
+                   "optimum" if exact else "bound") for p, v in per.items() if len(v) == len(seeds)}
