@@ -36,6 +36,7 @@ def evaluate(
     from harness.policies import build_for_app
     from harness.rescheduler.evaluate import run_policy, write_results
     from harness.rescheduler.gaps import gaps
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
     from harness.sim.ceenv import EnvConfig, load_dynamics
 
     try:
@@ -69,7 +70,11 @@ def evaluate(
                 continue
             done[n] = r
         if gap_time_limit > 0 and finals:
-            for n, g in gaps(dyn, size, seeds, finals, gap_time_limit).items():
+            with Progress(TextColumn(f"optimality gap, {size} pods: exact MILP per scenario"), BarColumn(),
+                          TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), transient=True) as bar:
+                task = bar.add_task("gap", total=len(seeds))
+                found = gaps(dyn, size, seeds, finals, gap_time_limit, lambda: bar.advance(task))
+            for n, g in found.items():
                 done[n].gap, done[n].gap_to_bound, done[n].gap_reference = g.gap, g.gap_to_bound, g.reference
         for n, r in done.items():
             rows.append(r)

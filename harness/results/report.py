@@ -292,7 +292,10 @@ def placement_metrics(runs: list[Run]) -> Section:
 def evaluation_bars(evals: list[tuple[Path, pd.DataFrame]]) -> Section:
     """REACH Fig. 8 in simulation: predicted latency per policy per pod count."""
     plt = _plt()
-    sec = Section("Policies in simulation (harness evaluate)", "Predicted end-to-end latency per policy and pod count.")
+    sec = Section("Policies in simulation (harness evaluate)",
+                  "Predicted end-to-end latency per policy and pod count. In the table, gap is each policy's "
+                  "optimality gap: to the exact optimum where gap_reference is 'optimum', otherwise to the best "
+                  "placement known, with gap_to_bound the gap to the solver's proven bound (≥ the true gap).")
     for path, df in evals:
         sizes = sorted(df.pods.unique())
         policies = list(dict.fromkeys(df.policy))
