@@ -11,8 +11,8 @@ from harness.rescheduler.evaluate import SimWorld, run_policy, scenario, slots_f
 from harness.rl.acting import save_model
 from harness.sim.ceenv import Dynamics, EnvConfig, default_model
 
-BUILTIN = ["bef", "cf", "cloud-first", "default", "k8s-edge", "latency-greedy", "optimal", "random", "reach", "rsdql",
-           "sef"]
+BUILTIN = ["bef", "cf", "cloud-first", "default", "greedy-bestfit", "k8s-edge", "latency-greedy", "optimal", "random",
+           "reach", "rollout", "rsdql", "sef"]
 
 
 @pytest.fixture(scope="module")
@@ -31,14 +31,15 @@ def test_every_policy_declares_what_it_does():
     learned ones train; the registry refuses a class whose declaration and methods disagree."""
     assert names() == BUILTIN
     expect = {"default": {"place"}, "cloud-first": {"place"}, "latency-greedy": {"place"}, "optimal": {"plan"},
-              "reach": {"plan", "train"}, "rsdql": {"plan", "train"}} | dict.fromkeys(("bef", "cf", "k8s-edge", "random",
-                                                                                       "sef"), {"place"})
+              "reach": {"plan", "train"}, "rsdql": {"plan", "train"}, "rollout": {"place", "plan"}} | \
+        dict.fromkeys(("bef", "cf", "k8s-edge", "random", "sef", "greedy-bestfit"), {"place"})
     for name, cls in REGISTRY.items():
         assert {a.value for a in cls.abilities} == expect[name], name
         if Ability.PLACE not in cls.abilities:
             assert cls.placed_by in REGISTRY and Ability.PLACE in REGISTRY[cls.placed_by].abilities
     assert placer_for(build("optimal")).name == "default"
     assert placer_for(build("cloud-first")).name == "cloud-first"
+    assert placer_for(build("rollout")).name == "rollout"  # it places its own pods
 
     class SaysPlanDoesNot(Policy):
         name, Args, abilities = "liar", ReachArgs, frozenset({Ability.PLAN})
