@@ -21,8 +21,9 @@ def test_profile_ranks_node_types_by_configured_speed(local_testbed, tmp_path):
     prof = profile_app(local_testbed.cluster, app, "test", requests=12, warmup=2)
     ml = prof.services["ml"]
     assert set(ml) == {"cloud-a", "edge-a", "edge-b"}
-    assert ml["cloud-a"].mean_ms < ml["edge-a"].mean_ms < ml["edge-b"].mean_ms
-    # medians: one request slowed by the host (a 2-core VM whose speed swings) must not decide the ratio
+    # medians: a few requests slowed by the host (a 2-core VM whose speed swings) must not decide the
+    # order or the ratio (CI saw a cloud-a mean of 315 ms against 308 ms on edge-a, medians 217 vs 265)
+    assert ml["cloud-a"].p50_ms < ml["edge-a"].p50_ms < ml["edge-b"].p50_ms
     assert ml["edge-a"].p50_ms / ml["cloud-a"].p50_ms == pytest.approx(1.5, rel=0.20)
     assert ml["edge-b"].p50_ms / ml["cloud-a"].p50_ms == pytest.approx(2.0, rel=0.20)
     assert ml["cloud-a"].samples == 12
