@@ -28,14 +28,14 @@ import time
 import numpy as np
 
 from harness.policies import build
+from harness.results.collect import mean_ci95
 from harness.sim.multiapp import InstanceConfig, generate
 from harness.solvers import multiapp_milp
 
 
 def ci95(x) -> tuple[float, float]:
-    x = np.asarray(x, float)
-    half = 1.96 * x.std(ddof=1) / np.sqrt(len(x)) if len(x) > 1 else float("nan")
-    return float(x.mean()), float(half)
+    mean, half = mean_ci95(x)  # Student's t, as the reports
+    return mean, float("nan") if half is None else half
 
 
 def table4(args) -> bool:

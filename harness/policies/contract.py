@@ -264,6 +264,23 @@ class ClusterView:
             self._cache["latency"] = None if (X.sum(axis=1) == 0).any() else float(self.model.latency(X)[0])
         return self._cache["latency"]
 
+    def after_all(self, moves: Sequence[Move]) -> "ClusterView":
+        """This view with every move made, in order."""
+        view = self
+        for m in moves:
+            view = view.after(m)
+        return view
+
+    def placeable(self) -> np.ndarray:
+        """(S, N) bool, services in the model's order: the node is up and the service's node
+        affinity permits it (anti-affinity depends on where its other pods are: ``allowed``)."""
+        if "placeable" not in self._cache:
+            a = np.array([[bool(self.up[n]) and self.app.may_run_on(s, node.name) for n, node in enumerate(self.nodes)]
+                          for s in self.model.services])
+            a.flags.writeable = False
+            self._cache["placeable"] = a
+        return self._cache["placeable"]
+
     def moves_to(self, target: dict[str, list[str]]) -> list[Move]:
         """Moves that turn this placement into ``target`` (service -> one node per pod), in an
         order in which each is valid when its turn comes (make-before-break: the target needs room

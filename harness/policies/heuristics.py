@@ -75,5 +75,12 @@ class LatencyGreedy(OneAtATime):
         ok = view.feasible(pod)
         if not ok.any():
             return None
-        d = np.where(ok, view.user_rtt, np.inf)
-        return _least_allocated(view, ok & (d <= d.min() + 1.0))  # within 1 ms counts as equally near
+        return view.nodes[nearest_least_allocated(view.user_rtt, view.cap_cpu, view.used_cpu, ok)].name
+
+
+def nearest_least_allocated(user_rtt: np.ndarray, cap_cpu: np.ndarray, used_cpu: np.ndarray, ok: np.ndarray) -> int:
+    """latency-greedy's rule on arrays: among the nodes ``ok`` marks (at least one), those nearest
+    the user (within 1 ms counts as equally near), the one with the largest free CPU share."""
+    d = np.where(ok, user_rtt, np.inf)
+    near = ok & (d <= d.min() + 1.0)
+    return int(np.argmax(np.where(near, (cap_cpu - used_cpu) / cap_cpu, -np.inf)))

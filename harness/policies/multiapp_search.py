@@ -228,12 +228,12 @@ def _args(inst: Instance, f: Flat) -> tuple:
 
 
 def solve_greedy(inst: Instance) -> list[np.ndarray]:
-    f = inst.flat()
+    f = inst.flat
     return f.split(greedy(*_args(inst, f)))
 
 
 def solve_rollout(inst: Instance, beta: float = 0.9, beta_count: int = 0, gamma: float = 0.8, horizon: int = -1,
                   reject_cost: float = 1e4) -> list[np.ndarray]:
-    f = inst.flat()
+    f = inst.flat
     return f.split(rollout(float(beta), int(beta_count), float(gamma), int(horizon), float(reject_cost),
                            *_args(inst, f)))

@@ -91,9 +91,6 @@ class Optimal(Policy):
         for slot, pod in names.items():
             target.setdefault(view.pod(pod).service, []).append(view.nodes[int(sol[0][slot])].name)
         moves = view.moves_to(target)
-        after = view
-        for m in moves:
-            after = after.after(m)
-        self._reached = after.key()
+        self._reached = view.after_all(moves).key()
         return moves
 

@@ -26,17 +26,12 @@ from typing import Sequence
 import numpy as np
 
 from harness.policies import register
-from harness.policies.contract import Ability, ClusterView, Move, PendingPod, Policy
+from harness.policies.contract import Ability, ClusterView, Move, NoArgs, PendingPod, Policy
+from harness.policies.heuristics import nearest_least_allocated
 from harness.sim import kube_scheduler
 from harness.sim.multiapp import Instance, Outcome
 
 BASES = ("latency-greedy", "default", "greedy-bestfit")
-
-
-@dataclass
-class GreedyArgs:
-    def validate(self):
-        pass
 
 
 @dataclass
@@ -70,10 +65,8 @@ class _Board:
         self.view, self.model = view, view.model
         self.X = counts.astype(float).copy()
         self.used_cpu, self.used_mem = used_cpu.astype(float).copy(), used_mem.astype(float).copy()
-        services = self.model.services
-        self.allowed = np.array([[bool(view.up[n]) and view.app.may_run_on(s, node.name)
-                                  for n, node in enumerate(view.nodes)] for s in services])
-        self.spread = np.array([view.app.spreads(s) for s in services])
+        self.allowed = view.placeable()
+        self.spread = np.array([view.app.spreads(s) for s in self.model.services])
 
     def copy(self) -> "_Board":
         b = object.__new__(_Board)
@@ -109,10 +102,8 @@ class _Board:
         if base == "default":
             return kube_scheduler.default_choice(v.up, v.cap_cpu, v.cap_memory_mib, self.used_cpu, self.used_mem, cpu,
                                                  mem, self.X[s], 1.0, ok)
-        if base == "latency-greedy":  # the node nearest the user (within 1 ms), least allocated among them
-            d = np.where(ok, v.user_rtt, np.inf)
-            near = ok & (d <= d.min() + 1.0)
-            return int(np.argmax(np.where(near, (v.cap_cpu - self.used_cpu) / v.cap_cpu, -np.inf)))
+        if base == "latency-greedy":
+            return nearest_least_allocated(v.user_rtt, v.cap_cpu, self.used_cpu, ok)
         nodes = np.flatnonzero(ok)
         return int(nodes[np.argmin(self.rises(s, nodes))])
 
@@ -169,7 +160,7 @@ class _ModelRollout(Policy):
 class GreedyBestfit(_ModelRollout):
     name = "greedy-bestfit"
     description = "paper 003's greedy best-fit: each pod (microservice) where the objective rises least"
-    Args = GreedyArgs
+    Args = NoArgs
     abilities = frozenset({Ability.PLACE})
 
     def _gamma_args(self) -> RolloutArgs:
@@ -212,10 +203,7 @@ class Rollout(_ModelRollout):
         if predicted is None or predicted > view.latency_ms() - self.args.min_gain_ms:
             return []
         moves = view.moves_to(target)
-        after = view
-        for m in moves:
-            after = after.after(m)
-        self._reached = after.key()
+        self._reached = view.after_all(moves).key()
         return moves
 
     def solve_instance(self, inst: Instance) -> Outcome:

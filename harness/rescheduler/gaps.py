@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.policies.contract import ClusterView
+from harness.rescheduler.evaluate import SimWorld, scenario
 from harness.solvers import reach_milp
 
 
@@ -17,12 +18,10 @@ def problem_of(view: ClusterView, replicas: dict[str, int]) -> reach_milp.ReachP
     mdl = view.model
     cpu = np.array([view.request(s)[0] for s in mdl.services])
     mem = np.array([view.request(s)[1] for s in mdl.services])
-    allowed = np.array([[view.up[n] and view.app.may_run_on(s, node.name) for n, node in enumerate(view.nodes)]
-                        for s in mdl.services])
     spread = np.array([view.app.spreads(s) for s in mdl.services])
     return reach_milp.ReachProblem(mdl, np.array([replicas[s] for s in mdl.services]),
                                    view.cap_cpu - view.background_cpu, view.cap_memory_mib - view.background_memory_mib,
-                                   cpu, mem, allowed, spread)
+                                   cpu, mem, view.placeable(), spread)
 
 
 @dataclass
@@ -57,8 +56,6 @@ def gaps(dyn, pods: int, seeds: list[int], finals: dict[str, list[dict]], time_l
          progress=lambda: None) -> dict[str, Gap]:
     """Each policy's gap on these scenarios. ``finals``: per policy, each scenario's final
     placement (service -> nodes), as ``run_policy`` collects them."""
-    from harness.rescheduler.evaluate import SimWorld, scenario
-
     mdl = dyn.model
     replicas = {s: pods // dyn.S for s in mdl.services}
 

@@ -21,6 +21,7 @@ the paper's own.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -63,7 +64,9 @@ class Instance:
     def with_weight(self, w: float) -> "Instance":
         return Instance(self.infra, self.apps, w)
 
+    @cached_property
     def flat(self) -> "Flat":
+        """The arrays the compiled greedy, rollout and the MILP read, built once per instance."""
         return Flat.of(self)
 
     def evaluate(self, assign: list[np.ndarray]) -> dict:

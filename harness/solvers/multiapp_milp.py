@@ -30,7 +30,7 @@ def build(inst: Instance, theta: str = "summed") -> tuple[Milp, np.ndarray, np.n
     """The model, x's columns (V, K) and θ's columns (A,)."""
     if theta not in ("summed", "printed"):
         raise ValueError("theta must be 'summed' or 'printed'")
-    inf, f = inst.infra, inst.flat()
+    inf, f = inst.infra, inst.flat
     V, K, A = inf.V, len(f.cpu), len(f.source)
     m = Milp()
     unit = inst.w * (inf.op_cost[:, None] + inf.net_cost[:, None] * f.data[None, :])  # (V, K)
@@ -68,7 +68,7 @@ def solve(inst: Instance, time_limit: float = 60.0, start: list[np.ndarray] | No
     ``start``: a complete feasible assignment (e.g. the rollout's) to begin from."""
     t0 = time.monotonic()
     m, x, th = build(inst, theta)
-    f = inst.flat()
+    f = inst.flat
     x0 = None
     if start is not None and all((np.asarray(s) >= 0).all() for s in start):
         flat = np.concatenate(start)
