@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from harness.cli.main import app
+from harness.cli.main import app, warn_app
 
 
 @app.command()
@@ -26,6 +26,7 @@ def deploy(
 
     cluster = open_cluster(ctx.obj["state_dir"])
     a = load_app(app_file)
+    warn_app(a, app_file)
     names = [n.name for n in cluster.nodes]
     a.check_nodes([n.name for n in cluster.nodes if n.role != "client"], str(app_file))
     plan = (load_placement(placement, a, names) if placement else

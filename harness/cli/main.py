@@ -78,3 +78,9 @@ def main(argv: list[str] | None = None) -> int:
 def _interrupted() -> int:
     print("harness: interrupted; 'harness teardown' removes whatever was left", file=sys.stderr)
     return INTERRUPTED
+
+
+def warn_app(app_spec, source) -> None:
+    """What validation found that μBench accepts but harness does not act on: one line each."""
+    for line in app_spec.warnings:
+        print(f"harness: warning: {source}: {line}", file=sys.stderr)

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from harness.cli.main import app
+from harness.cli.main import app, warn_app
 
 
 def _render(live):
@@ -57,6 +57,7 @@ def run(
     cluster = open_cluster(state_dir)
     names = [p.strip() for p in policy.split(",") if p.strip()]
     session = prepare(scenario, names, cluster.state, app_file, profile, model_dir, out)
+    warn_app(session.app, session.app_file)
     console = Console()
     console.print(f"{session.scenario.name}: {session.scenario.description}; policies {', '.join(names)} × {repeat}; "
                   f"results in {session.out}")

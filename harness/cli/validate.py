@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from harness.cli.main import app
+from harness.cli.main import app, warn_app
 
 
 def describe_app(a) -> list[str]:
@@ -26,4 +26,6 @@ def validate(app_file: Path = typer.Argument(..., help="App: a μBench workmodel
     """Check an app and print its services, call graph (parallel groups, sequential calls), replicas and requests."""
     from harness.spec.app import load_app
 
-    print("\n".join(describe_app(load_app(app_file))))
+    a = load_app(app_file)
+    warn_app(a, app_file)
+    print("\n".join(describe_app(a)))

@@ -1,10 +1,12 @@
 """Applications: a μBench workmodel, bare or wrapped as ``{"name", "gateway", "services"}``.
 
-Each service runs one internal job (``compute_pi`` or ``loader``) and then its
-``external_services`` groups: groups run in parallel, inside a group ``seq_len`` services
-(picked at random when fewer than the group has, as μBench does) run in sequence, each called
-with its probability (default 1). These are REACH's service groups (eqs. 6-7). Unknown keys
-(``url``, ``image``, ``workers``...) are kept and ignored.
+Each service runs one internal job (``compute_pi``, ``loader`` or ``colosseum``, typed in
+:mod:`harness.spec.jobs` with μBench's defaults) and then its ``external_services`` groups:
+groups run in parallel, inside a group ``seq_len`` services (picked at random when fewer than
+the group has, as μBench does) run in sequence, each called with its probability (default 1).
+These are REACH's service groups (eqs. 6-7). Keys harness does not honour (``sidecar``,
+``workers``, ``cpu-limits``, a ``request_method`` other than rest...) are kept, and each gets one
+warning line (:attr:`App.warnings`) from ``validate``, ``deploy`` and ``run``.
 """
 
 from __future__ import annotations
@@ -14,13 +16,31 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from harness.errors import UserError
-from harness.spec.loader import read_document, validation_error
+from harness.spec.jobs import JOB_MODELS, unknown_keys
+from harness.spec.loader import field_path, read_document, validation_error
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-JOBS = ("compute_pi", "loader")
+JOBS = tuple(JOB_MODELS)
+
+# μBench workmodel keys of a service that harness keeps but does not act on, and why; a key whose
+# value means what harness does anyway (request_method rest, path /api/v1) is not reported
+IGNORED_SERVICE_KEYS = {
+    "request_method": "cells speak HTTP (μBench's rest); gRPC is not emulated",
+    "path": "cells serve /api/v1 only",
+    "sidecar": "no sidecar containers",
+    "workers": "a cell is one process; its job threads are the cell's --workers",
+    "threads": "a cell is one process; its job threads are the cell's --workers",
+    "cpu-limits": "CPU is capped per node (its cgroup), not per pod",
+    "memory-limits": "memory is capped per node (its cgroup), not per pod",
+    "alternative_behaviors": "no alternative behaviours: every request runs the one internal_service",
+}
+_HONOURED_AS_IS = {"request_method": "rest", "path": "/api/v1"}
+# written by μBench's own deployer (K8sYamlBuilder) from its K8sParameters, overwriting the
+# workmodel's: harness's deployer owns them the same way, so they are not reported
+_DEPLOYER_OWNED = {"url", "image", "namespace"}
 
 
 class ExternalGroup(BaseModel):
@@ -72,8 +92,14 @@ class ServiceSpec(BaseModel):
         return next(iter(self.internal_service))
 
     @property
-    def job_params(self) -> dict[str, Any]:
-        return next(iter(self.internal_service.values()))
+    def job_params(self) -> BaseModel:
+        """The job's parameters over μBench's defaults (typed; checked by :func:`check_app`)."""
+        return JOB_MODELS[self.job].model_validate(next(iter(self.internal_service.values())))
+
+    def ignored_keys(self) -> list[str]:
+        return [k for k in (self.model_extra or {}) if k in IGNORED_SERVICE_KEYS
+                and self.model_extra[k] != _HONOURED_AS_IS.get(k)] + \
+               [k for k in (self.model_extra or {}) if k not in IGNORED_SERVICE_KEYS and k not in _DEPLOYER_OWNED]
 
 
 def cpu_cores(value: str | float | None, default: float = 0.1) -> float:
@@ -115,6 +141,12 @@ class App(BaseModel):
     # the services users call (several apps deployed together, or one app with several entry
     # services); default: the gateway alone
     entries: list[str] | None = None
+    # what validation found that μBench would accept but harness does not act on, one line each
+    _warnings: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self._warnings)
 
     def entry_services(self) -> list[str]:
         return list(self.entries or [self.gateway])
@@ -179,15 +211,33 @@ class App(BaseModel):
 
 
 # ------------------------------------------------------------------ validation
-def _job_params_nonnegative(params: Any, path: str, source: str) -> None:
-    if isinstance(params, dict):
-        for k, v in params.items():
-            _job_params_nonnegative(v, f"{path}.{k}", source)
-    elif isinstance(params, list):
-        for i, v in enumerate(params):
-            _job_params_nonnegative(v, f"{path}[{i}]", source)
-    elif isinstance(params, (int, float)) and not isinstance(params, bool) and params < 0:
-        raise UserError(f"must be ≥ 0, got {params}", source=source, field=path)
+def _check_job(svc: ServiceSpec, where: str, source: str) -> list[str]:
+    """Type-check the job's parameters (one UserError naming the field); the unknown keys."""
+    base = f"{where}.internal_service.{svc.job}"
+    try:
+        params = svc.job_params
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise UserError(validation_error(exc, source).detail, source=source,
+                        field=f"{base}.{field_path(tuple(err['loc']))}" if err["loc"] else base) from None
+    return [f"{base}.{k}" for k in unknown_keys(params)]
+
+
+def _ignored_lines(app: App, prefix: str, unknown_params: list[str]) -> list[str]:
+    """One line per ignored key, naming the services that carry it."""
+    by_key: dict[str, list[str]] = {}
+    for name, svc in app.services.items():
+        for k in svc.ignored_keys():
+            by_key.setdefault(k, []).append(name)
+    lines = []
+    for key, names in by_key.items():
+        shown = ", ".join(f"{prefix}{n}" for n in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        why = IGNORED_SERVICE_KEYS.get(key, "not a key harness knows")
+        values = {repr(app.services[n].model_extra[key]) for n in names}
+        value = f" = {values.pop()}" if len(values) == 1 and key in _HONOURED_AS_IS else ""
+        lines.append(f"{key}{value} ignored ({shown}): {why}")
+    lines += [f"{p} ignored: the job does not read it" for p in unknown_params]
+    return lines
 
 
 def _find_cycle(app: App) -> list[str] | None:
@@ -213,6 +263,8 @@ def _find_cycle(app: App) -> list[str] | None:
 
 
 def check_app(app: App, source: str, prefix: str) -> App:
+    unknown_params: list[str] = []
+    notes: list[str] = []
     for name, svc in app.services.items():
         where = f"{prefix}{name}"
         if not DNS_LABEL.match(name) or len(name) > 40:
@@ -224,10 +276,10 @@ def check_app(app: App, source: str, prefix: str) -> App:
                     raise UserError(f"unknown service {callee!r}", source=source,
                                     field=f"{where}.external_services[{gi}].services[{si}]")
             for callee in group.probabilities:
-                if callee not in group.services:
-                    raise UserError(f"probability for {callee!r}, which is not in this group's services",
-                                    source=source, field=f"{where}.external_services[{gi}].probabilities.{callee}")
-        _job_params_nonnegative(svc.job_params, f"{where}.internal_service.{svc.job}", source)
+                if callee not in group.services:  # μBench reads only the probabilities of services it picks
+                    notes.append(f"{where}.external_services[{gi}].probabilities.{callee} ignored: "
+                                 f"{callee!r} is not in this group's services")
+        unknown_params += _check_job(svc, where, source)
         for key, raw, parse in (("cpu-requests", svc.cpu_requests, cpu_cores),
                                 ("memory-requests", svc.memory_requests, memory_mib)):
             try:
@@ -243,6 +295,7 @@ def check_app(app: App, source: str, prefix: str) -> App:
     cycle = _find_cycle(app)
     if cycle:
         raise UserError(f"the call graph has a cycle: {' -> '.join(cycle)}", source=source, field="services")
+    app._warnings = notes + _ignored_lines(app, prefix, unknown_params)
     return app
 
 
@@ -257,9 +310,31 @@ def _roots(services: dict[str, Any]) -> list[str]:
     return [s for s in services if s not in called]
 
 
+# top-level keys of μBench's tool configuration files (Configs/*.json), to say what a wrong file is
+MUBENCH_CONFIGS = {"WorkModelParameters": "WorkModelGenerator", "ServiceGraphParameters": "ServiceGraphGenerator",
+                   "K8sParameters": "K8sDeployer", "RunnerParameters": "Runner", "TrafficParameters": "TrafficGenerator",
+                   "RunWorkModelGeneratorFilePath": "K8sAutopilot"}
+
+
+def _what_else(doc: dict) -> str | None:
+    """A μBench file that is not a workmodel: what it is and what to do instead."""
+    for key, tool in MUBENCH_CONFIGS.items():
+        if key in doc:
+            return (f"this is a μBench {tool} configuration file, not a workmodel; give the workmodel "
+                    f"(the JSON μBench's WorkModelGenerator writes, e.g. SimulationWorkspace/workmodel.json)")
+    services = doc.get("services") if _is_wrapped(doc) else doc
+    if (isinstance(services, dict) and services and all(isinstance(v, dict) for v in services.values())
+            and all("external_services" in v and "internal_service" not in v for v in services.values())):
+        return ("this is a μBench service graph (external_services only, as ServiceGraphGenerator writes it); "
+                "turn it into a workmodel with μBench's WorkModelGenerator, or give every service an internal_service")
+    return None
+
+
 def parse_app(doc: Any, source: str, default_name: str = "app") -> App:
     if not isinstance(doc, dict) or not doc:
         raise UserError("expected a JSON object of services (μBench workmodel) or {name, gateway, services}", source=source)
+    if (other := _what_else(doc)) is not None:
+        raise UserError(other, source=source)
     if _is_wrapped(doc):
         wrapped, prefix = dict(doc), "services."
         wrapped.setdefault("name", default_name)
@@ -314,4 +389,4 @@ def compose(apps: list[App]) -> App:
             services[ren[s]] = spec.model_copy(update={"external_services": groups})
     app = App(name="+".join(names), gateway=f"{apps[0].name}-{apps[0].gateway}", services=services,
               entries=[f"{a.name}-{a.gateway}" for a in apps])
-    return check_app(app, "+".join(names), "services.")
+    return check_app(app, "+".join(names), "services.")  # warnings found again, with the composed names

@@ -3,7 +3,9 @@
 On ``/api/v1`` (μBench's path; GET or POST) it runs the service's internal job in a worker
 thread, then its external groups in parallel, the calls inside a group in sequence, each with
 its probability; any failed downstream call makes the answer HTTP 500. Trace headers are passed
-on. ``/metrics`` exposes μBench's metric names labelled by service, node and pod; ``/healthz``
+on. ``/metrics`` exposes μBench's metric names labelled by service, node and pod, and by
+μBench's own ``app_name`` (the service, as μBench's Kubernetes ``app`` label) and ``zone`` (the
+node's site or tier here; "default" as μBench's deployer sets it on Kubernetes); ``/healthz``
 answers 200 while the cell accepts work. Endpoints of other services come from a JSON file
 (service -> ["ip:port", ...]) that the deployer rewrites; the cell rereads it when it changes
 and balances over the replicas round-robin, as kube-proxy spreads connections.
@@ -61,7 +63,8 @@ class Endpoints:
 
 
 class Cell:
-    def __init__(self, app: App, service: str, pod: str, node: str, endpoints: Path, workers: int, seed: int | None):
+    def __init__(self, app: App, service: str, pod: str, node: str, endpoints: Path, workers: int, seed: int | None,
+                 zone: str = "default"):
         self.app, self.service, self.pod, self.node = app, service, pod, node
         self.spec = app.services[service]
         self.job = JOBS[self.spec.job]
@@ -73,7 +76,7 @@ class Cell:
         self.accepting = True
         self.registry = CollectorRegistry()
         ProcessCollector(registry=self.registry)  # process_cpu_seconds_total: per-pod CPU usage
-        labels = ("service", "node", "pod")
+        labels = ("service", "node", "pod", "app_name", "zone")
         mk = lambda name, doc: Histogram(name, doc, labels, buckets=BUCKETS_MS, registry=self.registry)  # noqa: E731
         self.m_internal = mk("mub_internal_processing_latency_milliseconds", "Time of the internal job")
         self.m_external = mk("mub_external_processing_latency_milliseconds", "Time of all external calls")
@@ -82,7 +85,7 @@ class Cell:
                                 buckets=(100, 1e3, 1e4, 1e5, 1e6, 1e7), registry=self.registry)
         self.m_requests = Counter("mub_requests", "Requests served by status", (*labels, "status"), registry=self.registry)
         self.m_in_flight = Gauge("mub_requests_in_flight", "Requests being served now", labels, registry=self.registry)
-        self.lv = (service, node, pod)
+        self.lv = (service, node, pod, service, zone)
 
     async def start(self, app: web.Application) -> None:
         self.session = ClientSession(connector=TCPConnector(limit=0, ttl_dns_cache=None),
@@ -123,7 +126,7 @@ class Cell:
         t0 = time.perf_counter()
         headers = {h: request.headers[h] for h in TRACE_HEADERS if h in request.headers}
         loop = asyncio.get_running_loop()
-        size = await loop.run_in_executor(self.pool, self.job, self.params, self.rng)
+        answer = await loop.run_in_executor(self.pool, self.job, self.params, self.rng)
         t1 = time.perf_counter()
         ok = True
         if self.spec.external_services:
@@ -136,7 +139,7 @@ class Cell:
         self.m_request.labels(*self.lv).observe(total_ms)
         status = 200 if ok else 500
         self.m_requests.labels(*self.lv, str(status)).inc()
-        body = b"m" * size if ok else b"downstream call failed"
+        body = answer if ok else b"downstream call failed"
         self.m_size.labels(*self.lv).observe(len(body))
         return web.Response(body=body, status=status, content_type="text/plain", headers={
             **headers, "x-pod": self.pod, "x-node": self.node,
@@ -167,6 +170,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--service", required=True)
     ap.add_argument("--pod", required=True)
     ap.add_argument("--node", required=True)
+    ap.add_argument("--zone", default=os.environ.get("ZONE") or "default", help="μBench's zone label (default: $ZONE)")
     ap.add_argument("--port", type=int, default=8080)
     ap.add_argument("--host", default="0.0.0.0")
     ap.add_argument("--endpoints", type=Path, required=True)
@@ -175,7 +179,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--drain-seconds", type=float, default=10, help="longest wait for in-flight requests on SIGTERM")
     args = ap.parse_args(argv)
     app_spec = load_app(args.app)
-    cell = Cell(app_spec, args.service, args.pod, args.node, args.endpoints, args.workers, args.seed)
+    cell = Cell(app_spec, args.service, args.pod, args.node, args.endpoints, args.workers, args.seed, args.zone)
     # SIGTERM/SIGINT: aiohttp stops listening, lets in-flight requests finish, then exits.
     web.run_app(build(cell), host=args.host, port=args.port, print=None, access_log=None,
                 shutdown_timeout=args.drain_seconds, handle_signals=True)

@@ -1,21 +1,28 @@
-"""Internal jobs of a service cell, with μBench's parameters and meaning.
+"""Internal jobs of a service cell, run as μBench runs them.
 
-``compute_pi``: compute N digits of π, N drawn uniformly from ``range_complexity`` [X, Y];
-answer ``mean_response_size`` kB on average (exponential), as μBench does.
-``loader``: optional cpu (``trials`` × compute_pi on ``thread_pool_size`` threads), memory
-(allocate ``memory_size`` kB, touch ``memory_io`` kB), disk (write ``disk_write_block_count``
-blocks of ``disk_write_block_size`` bytes, fsync) and sleep (``sleep_time`` s) stress.
-Every job is a plain function of (params, rng) so it runs in a worker thread, off the event loop.
+Parameters arrive typed, over μBench's defaults (:mod:`harness.spec.jobs`), so a key left out
+means what it means in μBench. ``compute_pi``: N digits of π, N uniform in ``range_complexity``.
+``loader``: cpu stress (``thread_pool_size`` threads, each drawing one N and computing N digits
+``trials`` times), memory stress (``memory_size`` blocks of 1 kB, then ``memory_io`` reads and
+writes), disk stress (write blocks, fsync, read them back in random order), sleep stress
+(``sleep_time`` s; on by default). ``colosseum``: no work, a fixed 3070-byte answer. Each job
+returns its answer's body, ``mean_response_size`` kB on average (exponential), made as μBench
+makes it — ``compute_pi`` a run of one letter, ``loader`` random letters drawn one by one, which
+costs a loader a few ms of CPU per 10 kB in μBench too. Every job is a plain function of
+(params, rng) so it runs in a worker thread, off the event loop.
 """
 
 from __future__ import annotations
 
 import os
 import random
+import string
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
+
+from harness.spec.jobs import COLOSSEUM_BYTES, ComputePi, CpuStress, DiskStress, Loader, MemoryStress
 
 
 def pi_digits(n: int) -> list[int]:
@@ -32,64 +39,77 @@ def pi_digits(n: int) -> list[int]:
     return digits
 
 
-def _complexity(params: dict[str, Any], rng: random.Random) -> int:
-    lo, hi = params.get("range_complexity", [50, 100])
-    return rng.randint(int(lo), int(hi))
+def _complexity(range_complexity: list[int], rng: random.Random) -> int:
+    lo, hi = range_complexity
+    return rng.randint(lo, hi)
 
 
-def _response_kb(params: dict[str, Any], rng: random.Random) -> float:
-    mean = params.get("mean_response_size", params.get("mean_bandwidth", 1))
-    return rng.expovariate(1.0 / mean) if mean > 0 else 0.0
+def _response_bytes(mean_kb: float, rng: random.Random) -> int:
+    # μBench: max(1, 1000 · Exp(mean)) characters; a mean of 0 (which μBench cannot take) is 1 byte
+    return max(1, int(1000 * rng.expovariate(1.0 / mean_kb))) if mean_kb > 0 else 1
 
 
-def compute_pi(params: dict[str, Any], rng: random.Random) -> int:
-    """Returns the response size in bytes."""
-    pi_digits(_complexity(params, rng))
-    return max(1, int(1000 * _response_kb(params, rng)))
+def compute_pi(p: ComputePi, rng: random.Random) -> bytes:
+    pi_digits(_complexity(p.range_complexity, rng))
+    return b"m" * _response_bytes(p.mean_response_size, rng)
 
 
-def _cpu_stress(p: dict[str, Any], rng: random.Random) -> None:
-    trials = int(p.get("trials", 1))
-    sizes = [_complexity(p, rng) for _ in range(trials)]
-    pool = int(p.get("thread_pool_size", 1))
-    if pool <= 1 or trials <= 1:
-        for n in sizes:
+def _cpu_stress(p: CpuStress, rng: random.Random) -> None:
+    sizes = [_complexity(p.range_complexity, rng) for _ in range(p.thread_pool_size)]
+
+    def thread_job(n: int) -> None:  # one draw per thread, reused by every trial (as μBench)
+        for _ in range(p.trials):
             pi_digits(n)
+
+    if p.thread_pool_size == 1:
+        thread_job(sizes[0])
     else:
-        with ThreadPoolExecutor(pool) as ex:
-            list(ex.map(pi_digits, sizes))
+        with ThreadPoolExecutor(p.thread_pool_size) as ex:
+            list(ex.map(thread_job, sizes))
 
 
-def _memory_stress(p: dict[str, Any]) -> None:
-    size = int(p.get("memory_size", 10000)) * 1000
-    io = min(size, int(p.get("memory_io", 1000)) * 1000)
-    buf = bytearray(size)
-    step = 4096
-    for off in range(0, io, step):  # touch pages: the allocation becomes real memory traffic
-        buf[off] = 1
-    del buf
+def _memory_stress(p: MemoryStress) -> None:
+    blocks = [b"A" * 1000 for _ in range(p.memory_size)]
+    for i in range(p.memory_io):
+        _ = blocks[i % p.memory_size]  # a read, then a write of a fresh 1 kB block
+        blocks[i % p.memory_size] = b"A" * 1000
+    del blocks
 
 
-def _disk_stress(p: dict[str, Any]) -> None:
-    count = int(p.get("disk_write_block_count", 1000))
-    block = b"m" * int(p.get("disk_write_block_size", 1024))
-    fd, path = tempfile.mkstemp(prefix="mub-")
+def _disk_stress(p: DiskStress, rng: random.Random) -> None:
+    fd, path = tempfile.mkstemp(prefix="mub-", suffix=f"-{p.tmp_file_name}")
     try:
-        for _ in range(count):
-            os.write(fd, block)
+        for _ in range(p.disk_write_block_count):
+            os.write(fd, os.urandom(p.disk_write_block_size))
         os.fsync(fd)
+        offsets = [i * p.disk_write_block_size for i in range(p.disk_write_block_count)]
+        rng.shuffle(offsets)
+        for off in offsets:
+            os.pread(fd, p.disk_write_block_size, off)
     finally:
         os.close(fd)
         os.unlink(path)
 
 
-def loader(params: dict[str, Any], rng: random.Random) -> int:
-    for key, run in (("cpu_stress", lambda p: _cpu_stress(p, rng)), ("memory_stress", _memory_stress),
-                     ("disk_stress", _disk_stress), ("sleep_stress", lambda p: time.sleep(float(p.get("sleep_time", 0.01))))):
-        p = params.get(key)
-        if p and p.get("run", False):
-            run(p)
-    return max(1, int(1000 * _response_kb(params, rng)))
+def loader(p: Loader, rng: random.Random) -> bytes:
+    if p.cpu_stress.run:
+        _cpu_stress(p.cpu_stress, rng)
+    if p.memory_stress.run:
+        _memory_stress(p.memory_stress)
+    if p.disk_stress.run:
+        _disk_stress(p.disk_stress, rng)
+    if p.sleep_stress.run:
+        time.sleep(p.sleep_stress.sleep_time)
+    letters = string.ascii_letters
+    return "".join(rng.choice(letters) for _ in range(_response_bytes(p.mean_response_size, rng))).encode()
 
 
-JOBS: dict[str, Callable[[dict[str, Any], random.Random], int]] = {"compute_pi": compute_pi, "loader": loader}
+# a stand-in of μBench's picture, the same size: the answer is constant, its content is not measured
+_COLOSSEUM = (b"colosseum " * (COLOSSEUM_BYTES // 10 + 1))[:COLOSSEUM_BYTES]
+
+
+def colosseum(p: Any, rng: random.Random) -> bytes:
+    return _COLOSSEUM
+
+
+JOBS: dict[str, Callable[[Any, random.Random], bytes]] = {"compute_pi": compute_pi, "loader": loader, "colosseum": colosseum}

@@ -32,10 +32,13 @@ def test_bare_mubench_workmodel_loads_unchanged_with_gateway_inferred():
 def test_reach_apps(name, edges):
     app = load_app(WORKLOADS / f"{name}.json")
     assert app.gateway == "front-end" and app.edges() == edges
-    ml = app.services["ml"].job_params["cpu_stress"]
-    assert ml["range_complexity"] == [400, 400] and ml["trials"] == 8  # REACH Table IV
+    ml = app.services["ml"].job_params.cpu_stress
+    assert ml.range_complexity == [400, 400] and ml.trials == 8  # REACH Table IV
     db = app.services["db"].job_params
-    assert db["disk_stress"]["disk_write_block_count"] == 100 and db["memory_stress"]["memory_size"] == 100
+    assert db.disk_stress.disk_write_block_count == 100 and db.memory_stress.memory_size == 100
+    # said explicitly, so the app means the same on μBench (whose loader sleeps 10 ms by default)
+    assert all(not s.job_params.sleep_stress.run for s in app.services.values())
+    assert app.warnings == []
 
 
 def bad(mutate):
@@ -51,7 +54,12 @@ def bad(mutate):
     (lambda d: d["s3"]["external_services"][0]["services"].append("s1"), "w.json: services: the call graph has a cycle: s1 -> s3 -> s1"),
     (lambda d: d["s0"]["external_services"][0].update(seq_len=0), "w.json: s0.external_services[0].seq_len: must be ≥ 1"),
     (lambda d: d["s0"]["external_services"][1]["probabilities"].update(s2=1.5), "w.json: s0.external_services[1].probabilities: probability of 's2' is 1.5; must be within [0, 1]"),
-    (lambda d: d["s2"]["internal_service"]["compute_pi"].update(range_complexity=[-5, 10]), "w.json: s2.internal_service.compute_pi.range_complexity[0]: must be ≥ 0, got -5"),
+    (lambda d: d["s2"]["internal_service"]["compute_pi"].update(range_complexity=[-5, 10]), "w.json: s2.internal_service.compute_pi.range_complexity: expected [low, high], two integers ≥ 0, got [-5, 10]"),
+    # finding 10: job parameters μBench would fail on at run time are errors up front
+    (lambda d: d["s2"]["internal_service"]["compute_pi"].update(range_complexity=[100, 10]), "w.json: s2.internal_service.compute_pi.range_complexity: low 100 > high 10"),
+    (lambda d: d["s2"]["internal_service"]["compute_pi"].update(range_complexity="50"), "w.json: s2.internal_service.compute_pi.range_complexity: expected [low, high], two integers ≥ 0, got '50'"),
+    (lambda d: d["s2"].update(internal_service={"loader": {"cpu_stress": {"run": True, "trials": "3"}}}), "w.json: s2.internal_service.loader.cpu_stress.trials: input should be a valid integer"),
+    (lambda d: d["s2"].update(internal_service={"loader": {"sleep_stress": {"sleep_time": "0.1"}}}), "w.json: s2.internal_service.loader.sleep_stress.sleep_time: input should be a valid number"),
     (lambda d: d.update(S_4=copy.deepcopy(d["s2"])) or d["s0"]["external_services"][0]["services"].append("S_4"), "w.json: S_4: service name 'S_4' must be a DNS-1123 label"),
     (lambda d: d.update(s4=copy.deepcopy(d["s2"])), "cannot tell the gateway: 2 services are called by none (s0, s4)"),
     (lambda d: d["s2"].update(internal_service={"colour_pi": {}}), "w.json: s2.internal_service: unsupported job 'colour_pi'"),
@@ -77,3 +85,84 @@ def test_validate_command_prints_groups(tmp_path):
     f = tmp_path / "broken.json"
     f.write_text("{")
     assert main(["validate", str(f)]) == 2
+
+
+def test_validate_prints_warnings(capsys):
+    from harness.cli.main import main
+
+    assert main(["validate", str(MUBENCH_DATA / "generator-default-workmodel.json")]) == 0
+    err = capsys.readouterr().err
+    assert "warning: " in err and "sidecar ignored (sdb1)" in err
+
+
+MUBENCH_DATA = Path(__file__).resolve().parents[1] / "data" / "mubench"
+
+
+def test_mubench_generator_default_workmodel_validates_with_one_warning_per_ignored_key():
+    # finding 8 (colosseum) and 12 (ignored keys): the workmodel μBench's WorkModelGenerator writes
+    # with its default Configs (see tests/data/mubench/README.md)
+    app = load_app(MUBENCH_DATA / "generator-default-workmodel.json")
+    assert app.services["s0"].job == "colosseum" and app.gateway == "s0"
+    w = app.warnings
+    keys = [line.split(" ")[0] for line in w]
+    assert sorted(keys) == ["cpu-limits", "sidecar", "threads", "workers"]  # one line each
+    assert any(line.startswith("sidecar ignored (sdb1)") for line in w)
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("request_method", "gRPC", "request_method = 'gRPC' ignored (s1): cells speak HTTP"),
+    ("path", "/api/v2", "path = '/api/v2' ignored (s1)"),
+    ("alternative_behaviors", [{"probability": 0.5}], "alternative_behaviors ignored (s1)"),
+    ("memory-limits", "1Gi", "memory-limits ignored (s1)"),
+    ("colour", "blue", "colour ignored (s1): not a key harness knows"),
+])
+def test_each_ignored_key_is_one_warning(key, value, expected):
+    doc = mub()
+    doc["s1"][key] = value
+    assert any(expected in line for line in parse_app(doc, "w.json").warnings)
+
+
+def test_keys_meaning_what_harness_does_are_not_reported():
+    doc = mub()
+    doc["s1"].update(request_method="rest", path="/api/v1", url="s1.default.svc.cluster.local")
+    assert not any(k in line for line in parse_app(doc, "w.json").warnings for k in ("request_method", "path", "url"))
+
+
+def test_probability_outside_the_group_is_a_warning_as_mubench_ignores_it():
+    # finding 9: μBench's workmodelC-multi.json gives s2 a probability in a group without s2
+    doc = mub()
+    doc["s0"]["external_services"][0]["probabilities"] = {"s1": 1.0, "s3": 0.5}
+    app = parse_app(doc, "w.json")
+    assert app.warnings[0] == "s0.external_services[0].probabilities.s3 ignored: 's3' is not in this group's services"
+
+
+def test_unknown_job_parameters_are_warned_not_rejected():
+    doc = mub()
+    doc["s2"]["internal_service"] = {"loader": {"cpu_stress": {"run": True, "cores": 2}, "function_id": "f3"}}
+    w = parse_app(doc, "w.json").warnings
+    assert "s2.internal_service.loader.cpu_stress.cores ignored: the job does not read it" in w
+    assert not any("function_id" in line for line in w)  # μBench's generator's own bookkeeping
+
+
+@pytest.mark.parametrize("doc, expected", [
+    # finding 13: a service graph and μBench's tool configuration files are named as such
+    (json.loads((MUBENCH_DATA / "generator-default-servicegraph.json").read_text()), "this is a μBench service graph"),
+    ({"WorkModelParameters": {"f0": {}}}, "this is a μBench WorkModelGenerator configuration file, not a workmodel"),
+    ({"RunnerParameters": {}, "OutputPath": "x"}, "this is a μBench Runner configuration file"),
+    ({"TrafficParameters": {}}, "this is a μBench TrafficGenerator configuration file"),
+])
+def test_other_mubench_files_are_named(doc, expected):
+    with pytest.raises(UserError, match=expected):
+        parse_app(doc, "w.json")
+
+
+def test_loader_defaults_are_mubenchs():
+    # finding 11: a loader without sleep_stress sleeps 10 ms; mean_response_size defaults as μBench
+    doc = mub()
+    doc["s2"]["internal_service"] = {"loader": {}}
+    doc["s3"]["internal_service"] = {"compute_pi": {}}
+    app = parse_app(doc, "w.json")
+    lp, cp = app.services["s2"].job_params, app.services["s3"].job_params
+    assert lp.sleep_stress.run and lp.sleep_stress.sleep_time == 0.01 and lp.mean_response_size == 11
+    assert not lp.cpu_stress.run and lp.cpu_stress.range_complexity == [100, 100]
+    assert cp.range_complexity == [50, 100] and cp.mean_response_size == 10

@@ -104,7 +104,8 @@ def test_calls_downstream_and_passes_trace_headers_on(cells):
     metrics = get(f"http://127.0.0.1:{pb}/metrics")[2].decode()
     for name in ("mub_internal_processing_latency_milliseconds", "mub_external_processing_latency_milliseconds",
                  "mub_request_processing_latency_milliseconds", "mub_response_size"):
-        assert f'{name}_count{{node="n1",pod="b-{pb}",service="b"}} 1.0' in metrics, name
+        # finding 14: μBench's app_name and zone labels beside harness's own
+        assert f'{name}_count{{app_name="b",node="n1",pod="b-{pb}",service="b",zone="default"}} 1.0' in metrics, name
     assert "process_cpu_seconds_total" in metrics
 
 
@@ -159,7 +160,7 @@ def test_round_robin_over_replicas(cells):
         get(f"http://127.0.0.1:{pa}/api/v1")
     for port, pod in ((b1, "b-one"), (b2, "b-two")):
         m = get(f"http://127.0.0.1:{port}/metrics")[2].decode()
-        assert f'mub_requests_total{{node="n1",pod="{pod}",service="b",status="200"}} 5.0' in m
+        assert f'mub_requests_total{{app_name="b",node="n1",pod="{pod}",service="b",status="200",zone="default"}} 5.0' in m
 
 
 def test_sigterm_drains_in_flight_requests(cells):
@@ -169,7 +170,7 @@ def test_sigterm_drains_in_flight_requests(cells):
     result = {}
     th = threading.Thread(target=lambda: result.update(r=get(f"http://127.0.0.1:{pa}/api/v1")))
     th.start()
-    gauge = 'mub_requests_in_flight{node="n1",pod="a-1",service="a"} 1.0'
+    gauge = 'mub_requests_in_flight{app_name="a",node="n1",pod="a-1",service="a",zone="default"} 1.0'
     deadline = time.monotonic() + 5
     while gauge not in get(f"http://127.0.0.1:{pa}/metrics")[2].decode():  # the request is being served
         assert time.monotonic() < deadline, "the request never arrived"
@@ -178,3 +179,39 @@ def test_sigterm_drains_in_flight_requests(cells):
     th.join(5)
     assert result["r"][0] == 200  # the request in flight finished
     assert c.procs["a-1"].wait(5) == 0
+
+
+def test_colosseum_answers_mubench_s_fixed_text(cells):
+    # finding 8: μBench's generator assigns colosseum by default; the cell runs it
+    c = cells({"name": "t", "gateway": "a", "services": {"a": {"internal_service": {"colosseum": {}}}}})
+    pa = c.start("a")
+    c.publish({"a": [pa]})
+    status, _, body = get(f"http://127.0.0.1:{pa}/api/v1")
+    assert status == 200 and len(body) == 3070
+
+
+def internal_ms(port: int, n: int) -> list[float]:
+    return [float(get(f"http://127.0.0.1:{port}/api/v1")[1]["x-internal-ms"]) for _ in range(n)]
+
+
+def test_loader_sleeps_ten_ms_unless_told_not_to(cells):
+    # finding 11: μBench's loader merges its defaults, where sleep_stress runs 10 ms
+    c = cells({"name": "t", "gateway": "a", "services": {
+        "a": {"internal_service": {"loader": {"mean_response_size": 0}}},
+        "b": {"internal_service": {"loader": {"mean_response_size": 0, "sleep_stress": {"run": False}}}}}})
+    pa, pb = c.start("a"), c.start("b")
+    c.publish({"a": [pa], "b": [pb]})
+    slept, awake = internal_ms(pa, 5), internal_ms(pb, 5)
+    assert min(slept) >= 10.0 and max(awake) < 10.0
+
+
+def test_cpu_stress_runs_pool_size_times_trials_computations(cells):
+    # finding 11: thread_pool_size N × trials T is N·T computations, as μBench's cpu_loader
+    def app(pool):
+        stress = {"run": True, "range_complexity": [1500, 1500], "thread_pool_size": pool, "trials": 2}
+        return {"loader": {"cpu_stress": stress, "sleep_stress": {"run": False}, "mean_response_size": 0}}
+    c = cells({"name": "t", "gateway": "a", "services": {"a": {"internal_service": app(1)}, "b": {"internal_service": app(3)}}})
+    pa, pb = c.start("a"), c.start("b")
+    c.publish({"a": [pa], "b": [pb]})
+    one, three = min(internal_ms(pa, 3)), min(internal_ms(pb, 3))
+    assert three > 2.0 * one  # three threads under the GIL do three times the work (at least twice the time)

@@ -97,6 +97,7 @@ class LocalPods:
             proc = self.start_process(node, [
                 sys.executable, "-m", "harness.workload.cell", "--app", str(self.app_file.resolve()),
                 "--service", service, "--pod", name, "--node", node, "--port", str(port),
+                "--zone", self.node(node).site or self.node(node).tier,
                 "--endpoints", str(self.endpoints_file.resolve())], log=logs / f"{name}.log")
             pod = Pod(name=name, service=service, node=node, address=self.node(node).address, port=port, pid=proc.pid)
             d["pods"].append(pod.to_dict())
