@@ -42,6 +42,15 @@ def test_mubench_workmodel_deploys_unchanged(cluster):
     assert out["statuses"] == [200] * 20
 
 
+def test_mubench_generator_default_workmodel_serves_100_requests(cluster):
+    # finding 8: μBench's WorkModelGenerator with its default configuration gives s0 colosseum
+    app = load_app(REPO / "tests/data/mubench/generator-default-workmodel.json")
+    pods = deploy(cluster, app, spread_placement(app, [(n.name, n.tier, n.cpus) for n in cluster.nodes]))
+    assert {p.service for p in pods} == {"s0", "s1", "sdb1"}
+    out = requests_from_client(cluster, app, 100)
+    assert out["statuses"] == [200] * 100
+
+
 @pytest.mark.parametrize("name", ["chain", "aggregator-sequential", "aggregator-parallel"])
 def test_100_requests_through_each_reach_app_across_cloud_and_edge(cluster, name):
     app = load_app(REPO / f"workloads/{name}.json")
