@@ -16,3 +16,7 @@ class UserError(Exception):
 
 class TestbedError(RuntimeError):
     """The testbed could not do what was asked (a command failed, a node is missing)."""
+
+
+class OutputError(RuntimeError):
+    """Results could not be written (disk full, read-only): the run stops at once and says where."""

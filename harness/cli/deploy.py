@@ -23,27 +23,36 @@ def deploy(
     from harness.spec.placement import load_placement, spread_placement
     from harness.testbed.open import open_cluster
     from harness.testbed.pods import deploy as do_deploy
+    from harness.testbed.lock import exclusive
 
-    cluster = open_cluster(ctx.obj["state_dir"])
-    a = load_app(app_file)
-    warn_app(a, app_file)
-    names = [n.name for n in cluster.nodes]
-    a.check_nodes([n.name for n in cluster.nodes if n.role != "client"], str(app_file))
-    plan = (load_placement(placement, a, names) if placement else
-            spread_placement(a, [(n.name, n.role, n.cpus) for n in cluster.nodes]))
-    t = time.monotonic()
-    pods = do_deploy(cluster, a, plan)
-    for p in pods:
-        print(f"{p.name:24s} {p.node:14s} {p.endpoint}")
-    print(f"deployed '{a.name}': {len(pods)} pods ready in {time.monotonic() - t:.1f}s; "
-          f"gateway {a.gateway} at http://{cluster.endpoints(a.gateway)[0]}/api/v1")
+    with exclusive(ctx.obj["state_dir"]):
+        cluster = open_cluster(ctx.obj["state_dir"])
+        a = load_app(app_file)
+        warn_app(a, app_file)
+        names = [n.name for n in cluster.nodes]
+        a.check_nodes([n.name for n in cluster.nodes if n.role != "client"], str(app_file))
+        plan = (load_placement(placement, a, names) if placement else
+                spread_placement(a, [(n.name, n.role, n.cpus) for n in cluster.nodes]))
+        t = time.monotonic()
+        pods = do_deploy(cluster, a, plan)
+        for p in pods:
+            print(f"{p.name:24s} {p.node:14s} {p.endpoint}")
+        print(f"deployed '{a.name}': {len(pods)} pods ready in {time.monotonic() - t:.1f}s; "
+              f"gateway {a.gateway} at http://{cluster.endpoints(a.gateway)[0]}/api/v1")
 
 
 @app.command()
 def undeploy(ctx: typer.Context) -> None:
-    """Stop every pod of the deployed app (draining in-flight requests)."""
+    """Stop every pod of the deployed app (draining in-flight requests), and every process a killed
+    run left on the nodes (its cells and load generator)."""
     from harness.testbed.open import open_cluster
     from harness.testbed.pods import undeploy as do_undeploy
+    from harness.testbed.lock import exclusive
 
-    n = do_undeploy(open_cluster(ctx.obj["state_dir"]))
-    print(f"stopped {n} pods" if n else "nothing deployed")
+    with exclusive(ctx.obj["state_dir"]):
+        cluster = open_cluster(ctx.obj["state_dir"])
+        n = do_undeploy(cluster)
+        strays = cluster.stop_strays()  # a killed run's cells and load generator, which no record names
+        print(f"stopped {n} pods" if n else "nothing deployed")
+        if strays:
+            print(f"stopped {strays} stray processes left on the nodes by a run that was killed")

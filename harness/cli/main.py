@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from harness import __version__
-from harness.errors import TestbedError, UserError
+from harness.errors import OutputError, TestbedError, UserError
 
 INTERRUPTED = 130
 
@@ -60,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except TestbedError as exc:
         print(f"harness: testbed error: {exc}", file=sys.stderr)
+        return 1
+    except OutputError as exc:
+        print(f"harness: error: cannot write results: {exc}", file=sys.stderr)
         return 1
     except (KeyboardInterrupt, typer.Abort):
         return _interrupted()

@@ -24,25 +24,27 @@ def profile(
     from harness.profiling import profile_app, write_profile
     from harness.spec.app import load_app
     from harness.testbed.open import open_cluster
+    from harness.testbed.lock import exclusive
 
-    cluster = open_cluster(ctx.obj["state_dir"])
-    a = load_app(app_file)
-    types = {n.type for n in cluster.nodes if n.role != "client"}
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), transient=True) as bar:
-        task = bar.add_task("profiling", total=len(a.services))
-        started = []
+    with exclusive(ctx.obj["state_dir"]):
+        cluster = open_cluster(ctx.obj["state_dir"])
+        a = load_app(app_file)
+        types = {n.type for n in cluster.nodes if n.role != "client"}
+        with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                      TimeElapsedColumn(), transient=True) as bar:
+            task = bar.add_task("profiling", total=len(a.services))
+            started = []
 
-        def step(service: str) -> None:
-            if started:
-                bar.advance(task)
-            started.append(1)
-            bar.update(task, description=f"{service} on {', '.join(sorted(types))}")
-        prof = profile_app(cluster, a, cluster.state.name, requests=requests, warmup=warmup, on_step=step)
-        bar.advance(task)
-    js, cs = write_profile(prof, out)
-    width = max(len(s) for s in prof.services)
-    print(f"{'service':{width}s} " + " ".join(f"{t:>14s}" for t in sorted(types)))
-    for s, per in prof.services.items():
-        print(f"{s:{width}s} " + " ".join(f"{per[t].mean_ms:11.2f} ms" for t in sorted(types)))
-    print(f"wrote {js} and {cs}")
+            def step(service: str) -> None:
+                if started:
+                    bar.advance(task)
+                started.append(1)
+                bar.update(task, description=f"{service} on {', '.join(sorted(types))}")
+            prof = profile_app(cluster, a, cluster.state.name, requests=requests, warmup=warmup, on_step=step)
+            bar.advance(task)
+        js, cs = write_profile(prof, out)
+        width = max(len(s) for s in prof.services)
+        print(f"{'service':{width}s} " + " ".join(f"{t:>14s}" for t in sorted(types)))
+        for s, per in prof.services.items():
+            print(f"{s:{width}s} " + " ".join(f"{per[t].mean_ms:11.2f} ms" for t in sorted(types)))
+        print(f"wrote {js} and {cs}")

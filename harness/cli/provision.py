@@ -52,8 +52,10 @@ def provision(
 
     from harness.provision.runner import Progress
 
-    with Live(line(Progress(task="starting ansible-runner")), console=console, transient=True,
-              refresh_per_second=8) as live:
+    from harness.testbed.lock import exclusive
+
+    with exclusive(_state_dir(ctx)), Live(line(Progress(task="starting ansible-runner")), console=console,
+                                          transient=True, refresh_per_second=8) as live:
         state, result = do_provision(inv, _state_dir(ctx), on_progress=lambda p: live.update(line(p)), measure=measure)
     c = result.counts
     console.print(f"provisioned '{state.name}' ({len(state.nodes)} nodes, latency by {state.latency_injector}: "

@@ -54,30 +54,33 @@ def run(
     from harness.testbed.open import open_cluster
 
     state_dir = ctx.obj["state_dir"]
-    cluster = open_cluster(state_dir)
-    names = [p.strip() for p in policy.split(",") if p.strip()]
-    session = prepare(scenario, names, cluster.state, app_file, profile, model_dir, out)
-    warn_app(session.app, session.app_file)
-    console = Console()
-    console.print(f"{session.scenario.name}: {session.scenario.description}; policies {', '.join(names)} × {repeat}; "
-                  f"results in {session.out}")
+    from harness.testbed.lock import exclusive
 
-    def done(s: dict) -> None:
-        console.print(f"  {s['policy']} r{s['repeat']}: mean {fmt(s.get('mean_ms'))} ms, p95 {fmt(s.get('p95_ms'))} ms, "
-                      f"{s.get('requests', 0)} requests, {s.get('errors', 0)} errors, {s['moves']} moves, "
-                      f"recovery {fmt(s.get('recovery_s'))} s")
+    with exclusive(state_dir):
+        cluster = open_cluster(state_dir)
+        names = [p.strip() for p in policy.split(",") if p.strip()]
+        session = prepare(scenario, names, cluster.state, app_file, profile, model_dir, out)
+        warn_app(session.app, session.app_file)
+        console = Console()
+        console.print(f"{session.scenario.name}: {session.scenario.description}; policies {', '.join(names)} × {repeat}; "
+                      f"results in {session.out}")
 
-    with Live(console=console, refresh_per_second=4, transient=True) as live:
-        rows = run_session(cluster, cluster.state, state_dir, session, repeat, seed,
-                           on_tick=lambda lv: live.update(_render(lv)), on_done=done)
-    from rich.table import Table
+        def done(s: dict) -> None:
+            console.print(f"  {s['policy']} r{s['repeat']}: mean {fmt(s.get('mean_ms'))} ms, p95 {fmt(s.get('p95_ms'))} ms, "
+                          f"{s.get('requests', 0)} requests, {s.get('errors', 0)} errors, {s['moves']} moves, "
+                          f"recovery {fmt(s.get('recovery_s'))} s")
 
-    # one column per run (and per policy's mean): fits a terminal however many measures there are
-    runs = rows + mean_rows(rows)
-    table = Table(title=f"{session.scenario.name}: comparison ({session.out / 'comparison.csv'})")
-    table.add_column("")
-    for r in runs:
-        table.add_column(f"{r['policy']} {'r' if r['repeat'] != 'mean' else ''}{r['repeat']}", justify="right")
-    for c in COLUMNS[2:]:
-        table.add_row(c, *(fmt(value(r, c)) for r in runs))
-    console.print(table)
+        with Live(console=console, refresh_per_second=4, transient=True) as live:
+            rows = run_session(cluster, cluster.state, state_dir, session, repeat, seed,
+                               on_tick=lambda lv: live.update(_render(lv)), on_done=done)
+        from rich.table import Table
+
+        # one column per run (and per policy's mean): fits a terminal however many measures there are
+        runs = rows + mean_rows(rows)
+        table = Table(title=f"{session.scenario.name}: comparison ({session.out / 'comparison.csv'})")
+        table.add_column("")
+        for r in runs:
+            table.add_column(f"{r['policy']} {'r' if r['repeat'] != 'mean' else ''}{r['repeat']}", justify="right")
+        for c in COLUMNS[2:]:
+            table.add_row(c, *(fmt(value(r, c)) for r in runs))
+        console.print(table)

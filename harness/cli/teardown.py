@@ -30,5 +30,8 @@ def teardown(
         state = load_state(state_dir)
     except Exception:  # a corrupt state file must not stop the cleanup
         state = None
+    from harness.testbed.lock import exclusive
+
     inv = load_inventory(inventory)
-    print(backend(state.backend if state is not None else inv.backend).teardown(state, inv, state_dir))
+    with exclusive(state_dir):
+        print(backend(state.backend if state is not None else inv.backend).teardown(state, inv, state_dir))

@@ -5,3 +5,7 @@
 # own overhead.
 NO_ENDPOINT = "no endpoint"
 NO_ENDPOINT_PAUSE_S = 0.1
+
+# The worker's exit status when it cannot write its request log (disk full, read-only): the run
+# stops at once rather than measure what it cannot keep.
+WRITE_FAILED = 3

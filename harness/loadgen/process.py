@@ -9,8 +9,16 @@ import time
 from pathlib import Path
 
 from harness.errors import TestbedError
+from harness.loadgen import WRITE_FAILED
 from harness.spec.scenario import Load
 from harness.testbed.cluster import Cluster, NodeProcess
+
+
+def locust_prefix(requests_file: Path) -> Path:
+    """Where Locust's CSVs go beside a request log: requests.csv -> locust_stats.csv, ...;
+    requests.2.csv -> locust.2_stats.csv, ..."""
+    middle = requests_file.name[len("requests"):-len(".csv")]  # "" or ".2"
+    return requests_file.with_name(f"locust{middle}")
 
 
 class LoadGenerator:
@@ -24,7 +32,7 @@ class LoadGenerator:
                                              "duration_s": duration_s, "timeout_s": load.timeout_s}))
         self.argv = [sys.executable, "-m", "harness.loadgen.worker", "--endpoints", str(cluster.endpoints_file.resolve()),
                      "--service", gateway, "--schedule", str(self.schedule), "--out", str(out),
-                     "--ready", str(self.ready)]
+                     "--ready", str(self.ready), "--csv", str(locust_prefix(out))]
         if seed is not None:
             self.argv += ["--seed", str(seed)]
         self.proc: NodeProcess | None = None
@@ -47,6 +55,15 @@ class LoadGenerator:
 
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
+
+    def write_failure(self) -> str | None:
+        """Why the worker stopped, if it stopped because it could not write its logs."""
+        if self.proc is None or self.proc.poll() != WRITE_FAILED:
+            return None
+        try:
+            return self.log.read_text(errors="replace").strip().splitlines()[-1]
+        except (OSError, IndexError):
+            return f"cannot write {self.out}"
 
     def sample_cpu(self) -> None:
         """CPU seconds the worker used so far (user + system), while it still runs."""

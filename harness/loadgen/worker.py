@@ -9,8 +9,9 @@ Poisson arrivals; periodic: one request every 1/rate s, μBench Runner's periodi
 request in its own greenlet, so a slow reply never delays the next send); or a trace of
 ``{"time" (ms), "service"}`` events, each sent at its time to its service (μBench Runner's file
 mode). Every request becomes one CSV row as it completes: send time (Unix s), latency ms,
-status, bytes, error, the pod that answered, the entry service. SIGTERM stops the load and
-flushes the log.
+status, bytes, error, the pod that answered, the entry service. With ``--csv PREFIX`` Locust's
+own stats files are written too, as ``locust --csv`` writes them. SIGTERM stops the load and
+flushes the logs; a log that cannot be written ends the process with status WRITE_FAILED.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import random
 import signal
 import sys
@@ -28,8 +30,9 @@ import gevent  # noqa: I001  (locust patches on import; gevent first keeps the o
 from locust import LoadTestShape, constant, task
 from locust.contrib.fasthttp import FastHttpUser
 from locust.env import Environment
+from locust.stats import CSV_STATS_INTERVAL_SEC, PERCENTILES_TO_REPORT, StatsCSVFileWriter
 
-from harness.loadgen import NO_ENDPOINT, NO_ENDPOINT_PAUSE_S
+from harness.loadgen import NO_ENDPOINT, NO_ENDPOINT_PAUSE_S, WRITE_FAILED
 from harness.workload.cell import API_PATH, Endpoints
 
 FIELDS = ("t_send", "latency_ms", "status", "bytes", "error", "pod", "entry")
@@ -53,6 +56,19 @@ class RequestLog:
         self.f.flush()
 
     def on_request(self, start_time, response_time, response_length, exception, response=None, context=None, **_):
+        try:
+            self._row(start_time, response_time, response_length, exception, response, context)
+        except OSError as exc:
+            self.failed(exc)
+
+    def failed(self, exc: OSError) -> None:
+        """A row that cannot be written ends the load at once (exit WRITE_FAILED): measuring what
+        cannot be kept would be silent data loss."""
+        sys.stderr.write(f"cannot write {self.f.name}: {exc.strerror or exc}\n")
+        sys.stderr.flush()
+        os._exit(WRITE_FAILED)
+
+    def _row(self, start_time, response_time, response_length, exception, response, context) -> None:
         status = getattr(response, "status_code", 0) or 0
         pod = ""
         if response is not None and getattr(response, "headers", None):
@@ -64,11 +80,17 @@ class RequestLog:
     def flush_forever(self):
         while True:
             gevent.sleep(0.5)
-            self.f.flush()
+            try:
+                self.f.flush()
+            except OSError as exc:
+                self.failed(exc)
 
     def close(self):
-        self.f.flush()
-        self.f.close()
+        try:
+            self.f.flush()
+            self.f.close()
+        except OSError as exc:
+            self.failed(exc)
 
 
 def make_user(endpoints: Endpoints, service: str, mode: str, steps: list[dict], timeout: float, t0: list[float],
@@ -140,6 +162,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--ready", help="file to write the load's start time (Unix s) into, once Locust is set up")
+    ap.add_argument("--csv", dest="csv_prefix", help="Locust's own CSV files: PREFIX_stats.csv, PREFIX_stats_history.csv, "
+                    "PREFIX_failures.csv, PREFIX_exceptions.csv (as locust --csv PREFIX)")
     args = ap.parse_args(argv)
     spec = json.loads(open(args.schedule).read())
     random.seed(args.seed)
@@ -152,6 +176,10 @@ def main(argv: list[str] | None = None) -> None:
     env.events.request.add_listener(log.on_request)
     runner = env.create_local_runner()
     gevent.spawn(log.flush_forever)
+    stats_csv = None
+    if args.csv_prefix:  # what `locust --csv` writes, so Locust users' tools read the run as they are
+        stats_csv = StatsCSVFileWriter(env, PERCENTILES_TO_REPORT, args.csv_prefix)
+        gevent.spawn(stats_csv.stats_writer)
     gevent.signal_handler(signal.SIGTERM, lambda: runner.quit())
     gevent.signal_handler(signal.SIGINT, lambda: runner.quit())
     t0[0] = time.monotonic()
@@ -169,6 +197,12 @@ def main(argv: list[str] | None = None) -> None:
     gevent.spawn(quit_at_the_end)
     runner.greenlet.join()
     log.close()
+    if stats_csv is not None:
+        gevent.sleep(CSV_STATS_INTERVAL_SEC + 0.1)  # one more pass of the writer: the files hold the final totals
+        try:
+            stats_csv.close_files()
+        except OSError as exc:
+            log.failed(exc)
     sys.exit(0)
 
 

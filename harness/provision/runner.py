@@ -6,7 +6,7 @@ Live progress comes from runner events: the current task, and ok/changed/failed 
 
 from __future__ import annotations
 
-import contextlib
+import json
 import os
 import signal
 import sys
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness.errors import TestbedError
+from harness.interrupts import sigint_sets
 
 PLAYBOOKS_ENV = "HARNESS_PLAYBOOKS"
 ANSIBLE_INTERRUPTED = 99  # ansible-playbook's exit status after SIGINT
@@ -100,7 +101,7 @@ def run_playbook(playbook: str, *, extravars: dict[str, Any], private_data_dir: 
             progress.counts["skipped"] += 1
         if on_progress:
             on_progress(progress)
-        return True  # keep the event in the artifacts
+        return False  # not kept on disk: an event can carry facts (ansible_env) and every variable
 
     private_data_dir.mkdir(parents=True, exist_ok=True)
     venv_bin = str(Path(sys.executable).parent)  # ansible-playbook lives beside our interpreter
@@ -109,9 +110,12 @@ def run_playbook(playbook: str, *, extravars: dict[str, Any], private_data_dir: 
     # go on building after we exit (racing the user's teardown). So Ctrl-C only marks the run; the
     # cancel callback then kills every process below this one, and we raise KeyboardInterrupt.
     interrupted = threading.Event()
-    with _sigint_sets(interrupted):
-        runner = _run(ansible_runner, pb_dir, playbook, inventory, private_data_dir, extravars, venv_bin, handle,
-                      interrupted)
+    try:
+        with sigint_sets(interrupted):
+            runner = _run(ansible_runner, pb_dir, playbook, inventory, private_data_dir, extravars, venv_bin, handle,
+                          interrupted)
+    finally:
+        scrub_artifacts(private_data_dir)
     if interrupted.is_set() or runner.rc == ANSIBLE_INTERRUPTED or runner.status == "canceled":
         raise KeyboardInterrupt  # Ctrl-C reached us or ansible-playbook; the playbook has ended
     if failure:
@@ -120,6 +124,27 @@ def run_playbook(playbook: str, *, extravars: dict[str, Any], private_data_dir: 
         tail = (runner.stdout.read()[-800:] if runner.stdout else "").strip()
         raise TestbedError(f"ansible-runner ended with status {runner.status} (rc {runner.rc}): {tail}")
     return PlaybookResult(runner.status, progress.counts, results)
+
+
+def scrub_artifacts(private_data_dir: Path) -> int:
+    """ansible-runner writes the whole environment of whoever ran it (tokens, passwords, cloud
+    credentials) into artifacts/<id>/command before the playbook starts; keep the command and
+    its folder, drop the environment. Returns how many files it rewrote."""
+    n = 0
+    for path in (private_data_dir / "artifacts").glob("*/command"):
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, ValueError):
+            path.unlink(missing_ok=True)
+            continue
+        if doc.get("env"):
+            doc["env"] = {"removed": "harness keeps no environment on disk"}
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(doc))
+            os.chmod(tmp, 0o600)
+            tmp.replace(path)
+            n += 1
+    return n
 
 
 def kill_descendants(root: int, rounds: int = 3) -> int:
@@ -151,19 +176,6 @@ def kill_descendants(root: int, rounds: int = 3) -> int:
     return killed
 
 
-@contextlib.contextmanager
-def _sigint_sets(flag: threading.Event):
-    """While running, SIGINT sets ``flag`` instead of raising (only the main thread can take signals)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: flag.set())
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 def _run(ansible_runner, pb_dir: Path, playbook: str, inventory: Path | None, private_data_dir: Path,
          extravars: dict[str, Any], venv_bin: str, handle, interrupted: threading.Event):
     return ansible_runner.run(
@@ -186,4 +198,5 @@ def _run(ansible_runner, pb_dir: Path, playbook: str, inventory: Path | None, pr
         settings={"pexpect_timeout": 0.2},  # how often the cancel flag is looked at
         quiet=True,
         rotate_artifacts=5,
+        suppress_env_files=True,  # no env/envvars, env/extravars copies on disk
     )

@@ -8,6 +8,11 @@
     placements.jsonl   the placement after every change, with the simulator's predicted latency
     metrics.csv        per pod, every few seconds, from Prometheus: CPU cores, requests/s
     summary.json       at the end (also after Ctrl-C, marked partial)
+    locust_stats.csv, locust_stats_history.csv, locust_failures.csv, locust_exceptions.csv
+                       Locust's own files, as `locust --csv locust` writes them (one set per load)
+
+A write that fails (disk full, read-only) raises OutputError at once and is remembered in
+``failed``, so the run's main loop stops even when a helper thread met it first.
 """
 
 from __future__ import annotations
@@ -20,7 +25,11 @@ import shutil
 import subprocess
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
+
+from harness.errors import OutputError
 
 REQUESTS, EVENTS, PLACEMENTS, METRICS, SUMMARY = "requests.csv", "events.csv", "placements.jsonl", "metrics.csv", "summary.json"
 EVENT_FIELDS = ("t", "t_run", "kind", "detail")
@@ -46,18 +55,34 @@ def git_commit(repo: Path) -> str | None:
 class RunDir:
     def __init__(self, path: Path):
         self.path = path
-        (path / "inputs").mkdir(parents=True, exist_ok=True)
-        self.t0: float | None = None  # when the load started; events before it have no t_run
+        self.failed: str | None = None  # the first write that failed: "<file>: <why>"
         self._lock = threading.Lock()
-        self._events = open(path / EVENTS, "w", newline="")
-        self._ew = csv.writer(self._events)
-        self._ew.writerow(EVENT_FIELDS)
-        self._metrics = open(path / METRICS, "w", newline="")
-        self._mw = csv.writer(self._metrics)
-        self._mw.writerow(METRIC_FIELDS)
-        self._placements = open(path / PLACEMENTS, "w")
+        self.t0: float | None = None  # when the load started; events before it have no t_run
         self.events: list[dict] = []
         self.placements: list[dict] = []  # what placements.jsonl holds, for the summary
+        with self._writing(path):
+            (path / "inputs").mkdir(parents=True, exist_ok=True)
+            self._events = open(path / EVENTS, "w", newline="")
+            self._ew = csv.writer(self._events)
+            self._ew.writerow(EVENT_FIELDS)
+            self._metrics = open(path / METRICS, "w", newline="")
+            self._mw = csv.writer(self._metrics)
+            self._mw.writerow(METRIC_FIELDS)
+            self._placements = open(path / PLACEMENTS, "w")
+
+    @contextmanager
+    def _writing(self, what: Path) -> Iterator[None]:
+        try:
+            yield
+        except OSError as exc:
+            why = f"{what}: {exc.strerror or exc}"
+            self.failed = self.failed or why
+            raise OutputError(why) from None
+
+    def check(self) -> None:
+        """Raise if any write of this run has failed (a helper thread may have met it first)."""
+        if self.failed:
+            raise OutputError(self.failed)
 
     @property
     def requests_file(self) -> Path:
@@ -70,10 +95,12 @@ class RunDir:
 
     # inputs ------------------------------------------------------------------
     def save_input(self, name: str, text: str) -> None:
-        (self.path / "inputs" / name).write_text(text)
+        with self._writing(self.path / "inputs" / name):
+            (self.path / "inputs" / name).write_text(text)
 
     def copy_input(self, src: Path, name: str) -> None:
-        shutil.copyfile(src, self.path / "inputs" / name)
+        with self._writing(self.path / "inputs" / name):
+            shutil.copyfile(src, self.path / "inputs" / name)
 
     def save_policy(self, name: str, model: Path | None) -> None:
         info = {"name": name, "model": str(model) if model else None, "model_sha256": sha256(model) if model else None}
@@ -96,37 +123,44 @@ class RunDir:
     def event(self, kind: str, t: float | None = None, **detail) -> dict:
         t = time.time() if t is None else t
         row = {"t": round(t, 3), "t_run": self.since_start(t), "kind": kind, "detail": detail}
-        with self._lock:
+        with self._lock, self._writing(self.path / EVENTS):
+            self.events.append(row)  # kept in memory even when the file cannot take it
             self._ew.writerow((row["t"], row["t_run"], kind, json.dumps(detail, sort_keys=True)))
             self._events.flush()
-            self.events.append(row)
         return row
 
     def placement(self, placement: dict[str, list[str]], predicted_ms: float | None, reason: str) -> None:
         t = time.time()
         rec = {"t": round(t, 3), "t_run": self.since_start(t), "reason": reason,
                "predicted_ms": None if predicted_ms is None else round(predicted_ms, 3), "placement": placement}
-        with self._lock:
+        with self._lock, self._writing(self.path / PLACEMENTS):
+            self.placements.append(rec)
             self._placements.write(json.dumps(rec) + "\n")
             self._placements.flush()
-            self.placements.append(rec)
 
     def metrics(self, rows: list[tuple]) -> None:
         t = time.time()
-        with self._lock:
+        with self._lock, self._writing(self.path / METRICS):
             for r in rows:
                 self._mw.writerow((round(t, 3), self.since_start(t), *r))
             self._metrics.flush()
 
     def summary(self, summary: dict) -> None:
         tmp = self.path / (SUMMARY + ".tmp")
-        tmp.write_text(json.dumps(summary, indent=1))
-        tmp.replace(self.path / SUMMARY)
+        try:
+            with self._writing(self.path / SUMMARY):
+                tmp.write_text(json.dumps(summary, indent=1))
+                tmp.replace(self.path / SUMMARY)
+        finally:
+            tmp.unlink(missing_ok=True)  # never a half-written summary.json.tmp left behind
 
     def close(self) -> None:
         with self._lock:
             for f in (self._events, self._metrics, self._placements):
-                f.close()
+                try:
+                    f.close()
+                except OSError as exc:  # the last buffered rows did not fit: say so, close the rest
+                    self.failed = self.failed or f"{f.name}: {exc.strerror or exc}"
 
 
 def request_files(run: Path) -> list[Path]:
@@ -148,7 +182,11 @@ def merge_request_logs(run: Path) -> None:
     df = pd.concat(frames, ignore_index=True)
     df = df.iloc[df.t_send.astype(float).argsort(kind="stable")]
     tmp = run / (REQUESTS + ".tmp")
-    df.to_csv(tmp, index=False)
-    tmp.replace(run / REQUESTS)
+    try:
+        df.to_csv(tmp, index=False)
+        tmp.replace(run / REQUESTS)
+    except OSError as exc:  # the loads' own logs stay as they are: nothing measured is lost
+        tmp.unlink(missing_ok=True)
+        raise OutputError(f"{run / REQUESTS}: {exc.strerror or exc}") from None
     for f in files[1:]:
         f.unlink()

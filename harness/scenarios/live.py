@@ -17,7 +17,8 @@ import numpy as np
 
 from harness import faults
 from harness.autoscaler import HPA
-from harness.errors import TestbedError
+from harness.errors import OutputError, TestbedError
+from harness.interrupts import cleanup_shield
 from harness.loadgen import NO_ENDPOINT, NO_ENDPOINT_PAUSE_S
 from harness.loadgen.process import LoadGenerator, RequestTail
 from harness.metrics import Metrics
@@ -189,8 +190,13 @@ class LiveRun:
         def guarded():
             try:
                 fn()
+            except OutputError:
+                self.stop.set()  # the results cannot be kept: the main loop sees out.failed and stops the run
             except Exception as exc:  # a failing helper must not kill the run; it is an event
-                self.event("error", where=name, error=f"{type(exc).__name__}: {exc}"[:300])
+                try:
+                    self.event("error", where=name, error=f"{type(exc).__name__}: {exc}"[:300])
+                except OutputError:
+                    self.stop.set()
         th = threading.Thread(target=guarded, name=name, daemon=True)
         th.start()
         self.threads.append(th)
@@ -348,14 +354,21 @@ class LiveRun:
             self.timeline(loads)
             partial = False
         finally:
-            self.stop.set()
-            for load in loads:
-                load.stop()
-            merge_request_logs(self.out.path)
-            for th in self.threads:
-                th.join(timeout=30)
-            summary = self.summarize(loads, started, partial)
-            self.cleanup()
+            # whatever ended the run (its end, an error, Ctrl-C, a full disk): the load stops, the
+            # summary is written where the disk allows, and the testbed is cleaned, with no Ctrl-C
+            # able to skip a step
+            with cleanup_shield("stopping the run and cleaning up the testbed"):
+                self.stop.set()
+                for load in loads:
+                    load.stop()
+                try:
+                    merge_request_logs(self.out.path)
+                    for th in self.threads:
+                        th.join(timeout=30)
+                    summary = self.summarize(loads, started, partial)
+                finally:
+                    self.cleanup()
+        self.out.check()  # a write that failed late (the logs' last rows) still fails the run
         return summary
 
     def timeline(self, loads: list[LoadGenerator]) -> None:
@@ -389,6 +402,10 @@ class LiveRun:
             self.on_tick(self.live)
             for load in loads:
                 load.sample_cpu()
+            self.out.check()
+            for load in loads:
+                if (why := load.write_failure()) is not None:
+                    raise OutputError(why)
             stopped = [load for load in loads if not load.running()]
             if elapsed >= sc.duration_s + 1 or stopped:
                 if stopped and elapsed < sc.duration_s:
@@ -448,17 +465,24 @@ class LiveRun:
 
     def cleanup(self) -> None:
         """Leave the testbed as the run found it: no pods, and every fault undone (nodes up, RTTs as
-        configured), latest first."""
+        configured), latest first. Every step runs, whatever the one before met."""
         try:
             undeploy(self.cluster)
+            self.cluster.stop_strays()  # a load generator that would not stop
         except Exception as exc:
-            self.event("cleanup-error", step="undeploy", error=str(exc)[:200])
+            self._note_cleanup_error("undeploy", str(exc)[:200])
         for undo in reversed(self.undo):
             try:
                 undo()
             except Exception as exc:
-                self.event("cleanup-error", step="undo a fault", error=f"{type(exc).__name__}: {exc}"[:200])
+                self._note_cleanup_error("undo a fault", f"{type(exc).__name__}: {exc}"[:200])
         self.out.close()
+
+    def _note_cleanup_error(self, step: str, error: str) -> None:
+        try:
+            self.event("cleanup-error", step=step, error=error)
+        except OutputError:
+            pass  # the disk is full: the run already fails with that; the clean-up goes on
 
 
 class _Injection:

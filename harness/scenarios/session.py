@@ -9,6 +9,7 @@ RTTs as configured). Results: ``<out>/<utc>-<scenario>/<policy>-r<k>/`` per run,
 from __future__ import annotations
 
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,6 +93,33 @@ def check_scenario(sc: Scenario, sc_file: str, app: App, app_file: Path, state) 
                 raise UserError(f"unknown service {service!r} {unknown}", source=sc_file,
                                 field=f"replica_schedule.cycles[{i}].{service}")
     app.check_nodes([n.name for n in state.nodes if n.role != "client"], str(app_file))
+    check_room(app, app_file, state)
+
+
+def check_room(app: App, app_file: Path, state) -> None:
+    """The app's requests fit the testbed's nodes at all (summed; where each pod goes is the
+    policy's business): found before deploying, not as pods that never start."""
+    nodes = [n for n in state.nodes if n.role != "client"]
+    for what, need, have, unit in (
+            ("CPU", sum(app.cpu_request(s) * spec.replicas for s, spec in app.services.items()),
+             sum(n.cpus for n in nodes), "cores"),
+            ("memory", sum(app.memory_request(s) * spec.replicas for s, spec in app.services.items()) / 1024,
+             sum(n.memory_gb for n in nodes), "GiB")):
+        if need > have + 1e-9:
+            raise UserError(f"the app requests {need:g} {unit} of {what} over {app.total_pods()} pods; the testbed's "
+                            f"{len(nodes)} nodes have {have:g}", source=str(app_file), field="services")
+
+
+def check_writable(folder: Path) -> None:
+    """The results folder takes files (not read-only, not full to the last inode): checked
+    before deploying, by writing and removing one small file."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".harness-probe-") as f:
+            f.write(b"probe")
+            f.flush()
+    except OSError as exc:
+        raise UserError(f"cannot write there: {exc.strerror or exc}", source=str(folder), field="--out") from None
 
 
 def check_loads(sc: Scenario, app: App, state, source: str) -> None:
@@ -120,6 +148,7 @@ def build_policies(names: list[str], app: App, app_file: Path, profile_file: Pat
 
 def prepare(scenario_ref: str, policies: list[str], state, app_override: Path | None, profile_override: Path | None,
             model_dir: Path, results: Path) -> Session:
+    check_writable(results)
     sc, sc_file = load_scenario(scenario_ref)
     app_files = find_workloads(sc, app_override)
     apps = [with_replicas(load_app(f), sc.replicas) for f in app_files]
@@ -139,6 +168,10 @@ def run_session(cluster: Cluster, state, state_dir: Path, session: Session, repe
 
     if cluster.pods():
         raise UserError("an app is deployed; 'harness undeploy' first, so every policy starts from the same testbed")
+    if strays := cluster.stray_processes():
+        where = ", ".join(f"{node} ({len(pids)})" for node, pids in strays.items())
+        raise UserError(f"processes of an earlier run that was killed still run on the nodes ({where}); "
+                        "'harness undeploy' stops them")
     view, _ = LiveView(session.app, session.profile, state, cluster).view()
     for policy in session.policies.values():
         policy.check(view)

@@ -9,11 +9,12 @@ from __future__ import annotations
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from harness.errors import UserError
 from harness.spec.loader import load_model
 
 
@@ -55,6 +56,16 @@ class TestbedState(BaseModel):
     bandwidth_emulation: str | None = None  # how the testbed enforces it, or why it cannot
     prometheus_url: str | None = None
     backend_data: dict[str, Any] = {}  # backend-specific (the local layout)
+
+    def data(self, key: str, state_dir: Path, parse: Callable[[Any], Any] = lambda v: v) -> Any:
+        """A backend's recorded datum, parsed; a state file that lacks it or holds half of it (cut
+        short, edited) is one clear line, not a KeyError."""
+        try:
+            return parse(self.backend_data[key])
+        except (KeyError, TypeError, ValueError) as exc:
+            what = "missing" if key not in self.backend_data else f"incomplete ({type(exc).__name__}: {exc})"
+            raise UserError(f"the state file is damaged: backend_data.{key} is {what}; 'harness teardown' removes "
+                            f"what it can find of the testbed", source=str(state_path(state_dir))) from None
 
     def node(self, name: str) -> NodeState:
         for n in self.nodes:

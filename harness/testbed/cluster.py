@@ -159,6 +159,15 @@ class Cluster(ABC):
     def kill_pod(self, pod: "Pod") -> None:
         """Crash the pod at once (SIGKILL), leaving it published: callers see errors until it is replaced."""
 
+    def stray_processes(self) -> dict[str, list[int]]:
+        """Processes on the nodes that no recorded pod accounts for (a killed run's cells and load
+        generator): node -> pids. A backend whose pods cannot outlive their record has none."""
+        return {}
+
+    def stop_strays(self, grace_s: float = 3.0) -> int:
+        """Stop every stray process (SIGTERM, then SIGKILL after ``grace_s``); how many there were."""
+        return 0
+
     @property
     @abstractmethod
     def endpoints_file(self) -> Path:

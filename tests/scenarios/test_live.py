@@ -32,7 +32,8 @@ SCENARIO = {
     "rescheduler": {"period_s": 5, "start_s": 2, "max_moves": 4},
 }
 ARTEFACTS = ["inputs/app.json", "inputs/scenario.yaml", "inputs/testbed.yaml", "inputs/profile.json", "inputs/policy.json",
-             "inputs/harness.json", "requests.csv", "events.csv", "placements.jsonl", "metrics.csv", "summary.json"]
+             "inputs/harness.json", "requests.csv", "events.csv", "placements.jsonl", "metrics.csv", "summary.json",
+             "locust_stats.csv", "locust_stats_history.csv", "locust_failures.csv", "locust_exceptions.csv"]
 
 
 def harness(state_dir: Path, *args, **kw) -> subprocess.CompletedProcess:

@@ -93,14 +93,21 @@ def test_teardown_after_normal_provisioning_via_cli(as_root, tmp_path):
     inv_file = tmp_path / "inv.yaml"
     inv_file.write_text(yaml.safe_dump(inv.model_dump(mode="json")))
     state_dir = tmp_path / ".harness"
+    secret = "s3cr3t-" + os.urandom(4).hex()  # a credential in the environment of whoever provisions
     try:
-        r = harness("provision", "-i", str(inv_file), "--no-measure", state_dir=state_dir)
+        r = harness("provision", "-i", str(inv_file), "--no-measure", state_dir=state_dir,
+                    env={**os.environ, "HARNESS_TEST_TOKEN": secret})
         assert r.returncode == 0, r.stderr
         assert "provisioned" in r.stderr and "cloud-a-1" in r.stdout
+        # finding 7: ansible-runner wrote the whole environment into its artifacts and kept it
+        kept = [p for p in (state_dir / "ansible").rglob("*") if p.is_file()]
+        assert kept and not [p for p in kept if secret in p.read_text(errors="replace")]
+        assert not [p for p in kept if "HARNESS_TEST_TOKEN" in p.read_text(errors="replace")]
     finally:
         r = harness("teardown", state_dir=state_dir)
     assert r.returncode == 0, r.stderr
     assert_nothing_left(inv.local.prefix, state_dir)
+    assert not (state_dir / "ansible").exists()  # nothing of ansible-runner's is kept after teardown
 
 
 def test_a_test_that_fails_half_way_leaves_nothing(as_root, tmp_path):

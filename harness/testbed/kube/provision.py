@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import sys
 import tarfile
 from pathlib import Path
@@ -150,6 +151,7 @@ def teardown(state: TestbedState, state_dir: Path, on_progress: Callable[[Progre
     run_playbook("teardown.yml", extravars=extravars, private_data_dir=state_dir / "ansible",
                  on_progress=on_progress, inventory=inv_file if inv_file.exists() else None)
     state_path(state_dir).unlink(missing_ok=True)
+    shutil.rmtree(state_dir / "ansible" / "artifacts", ignore_errors=True)  # playbook output: not kept after
 
 
 def teardown_testbed(state: TestbedState | None, inventory: Inventory, state_dir: Path) -> str:
@@ -168,11 +170,11 @@ def open_kube(state: TestbedState, state_dir: Path):
     from harness.testbed.kube.backend import KubeCluster
     from harness.testbed.kube.node_power import AnsibleNodePower
 
-    kubeconfig = Path(state.backend_data["kubeconfig"])
+    kubeconfig = Path(state.data("kubeconfig", state_dir))
     if not kubeconfig.exists():
         raise UserError("the kubeconfig is missing; run 'harness provision' again", source=str(kubeconfig))
     api = config.new_client_from_config(config_file=str(kubeconfig))
-    power = AnsibleNodePower(Path(state.backend_data["ansible_inventory"]), state_dir / "ansible")
+    power = AnsibleNodePower(Path(state.data("ansible_inventory", state_dir)), state_dir / "ansible")
     return KubeCluster(state, state_dir, api, power)
 
 

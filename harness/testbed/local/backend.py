@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 from harness.errors import TestbedError
 from harness.spec.testbed_state import NodeState, TestbedState, save_state
 from harness.testbed.cluster import Cluster, PopenProcess
-from harness.testbed.local import cgroups, linkemu, network, rtt
+from harness.testbed.local import cgroups, daemons, linkemu, network, rtt
 from harness.testbed.local.layout import Layout
 from harness.testbed.local.pods import LocalPods
 from harness.testbed.local.sh import run
@@ -27,7 +27,7 @@ class LocalCluster(LocalPods, Cluster):
     def __init__(self, state: TestbedState, state_dir: Path):
         self.state = state
         self.state_dir = state_dir
-        self.layout = Layout.from_dict(state.backend_data["layout"])
+        self.layout = state.data("layout", state_dir, Layout.from_dict)
 
     # ------------------------------------------------------------ nodes
     @property
@@ -62,6 +62,30 @@ class LocalCluster(LocalPods, Cluster):
         time.sleep(0.05 + slowest / 2000)
         network.set_node_link(self.layout, node, up=False)
         return lost
+
+    def stray_processes(self) -> dict[str, list[int]]:
+        # whatever runs in a node's namespace is a pod or a load generator: the ones not on record
+        # were left by a run that was killed (kill -9 leaves no chance to clean up)
+        tracked = {p.pid for p in self.pods()}
+        out = {}
+        for node in self.layout.nodes:
+            pids = [int(x) for x in run(["ip", "netns", "pids", node.netns], check=False).stdout.split()]
+            if left := [pid for pid in pids if pid not in tracked and pid != os.getpid()]:
+                out[node.name] = left
+        return out
+
+    def stop_strays(self, grace_s: float = 3.0) -> int:
+        pids = [pid for node_pids in self.stray_processes().values() for pid in node_pids]
+        for sig in (15, 9):
+            for pid in pids:
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+            deadline = time.monotonic() + grace_s
+            while sig == 15 and time.monotonic() < deadline and any(daemons.alive(p) for p in pids):
+                time.sleep(0.05)
+        return len(pids)
 
     def cpu_scale(self, name: str) -> float:
         limits = cgroups.read_limits(self.node_cgroup(name))
@@ -145,3 +169,4 @@ def open_local(state: TestbedState, state_dir: Path) -> LocalCluster:
 
 def delay_table_path(state_dir: Path) -> Path:
     return run_dir(state_dir) / "delays.json"
+

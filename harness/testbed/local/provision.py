@@ -29,16 +29,7 @@ def provision(inv: Inventory, state_dir: Path, on_progress: Callable[[Progress],
         raise UserError(
             f"namespaces with prefix '{layout.prefix}' exist but were not provisioned from {state_dir}; "
             "run 'harness teardown' there, or set local.prefix and local.subnet to others in the inventory")
-    state = existing or TestbedState(
-        backend="local", name=inv.name, status="provisioning", inventory_checksum=inv.checksum(),
-        inventory=inv.model_dump(mode="json"), created=now_iso(),
-        nodes=[NodeState(name=n.name, type=n.type, tier=n.tier, address=n.address, cpus=n.cpus,
-                         memory_gb=n.memory_gb, speed=n.speed, role=n.role, site=n.site, cost=n.cost, gpus=n.gpus)
-               for n in layout.nodes],
-        rtt_configured_ms=inv.rtt_matrix(),
-        bandwidth_mbit=inv.bandwidth_matrix(),
-        backend_data={"layout": layout.to_dict()},
-    )
+    state = existing or initial_state(inv, layout)
     # Recorded before anything is built: teardown finds a half-built testbed from it.
     save_state(state_dir, state)
     result = run_playbook(
@@ -65,3 +56,17 @@ def provision(inv: Inventory, state_dir: Path, on_progress: Callable[[Progress],
     state.status = "ready"
     save_state(state_dir, state)
     return state, result
+
+
+def initial_state(inv: Inventory, layout) -> TestbedState:
+    """What provisioning records before it builds anything (status "provisioning")."""
+    return TestbedState(
+        backend="local", name=inv.name, status="provisioning", inventory_checksum=inv.checksum(),
+        inventory=inv.model_dump(mode="json"), created=now_iso(),
+        nodes=[NodeState(name=n.name, type=n.type, tier=n.tier, address=n.address, cpus=n.cpus,
+                         memory_gb=n.memory_gb, speed=n.speed, role=n.role, site=n.site, cost=n.cost, gpus=n.gpus)
+               for n in layout.nodes],
+        rtt_configured_ms=inv.rtt_matrix(),
+        bandwidth_mbit=inv.bandwidth_matrix(),
+        backend_data={"layout": layout.to_dict()},
+    )

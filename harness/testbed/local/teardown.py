@@ -62,7 +62,7 @@ def _kill_netns_processes(ns: str) -> None:
 
 def teardown(prefix: str, state_dir: Path) -> Leftovers:
     """Remove daemons, namespaces (with their links and iptables rules), the root link, cgroups,
-    and the state file. Idempotent. Returns what it removed."""
+    the state file and ansible-runner's artifacts. Idempotent. Returns what it removed."""
     removed = find(prefix, state_dir)
     rd = run_dir(state_dir)
     for pidfile in sorted(rd.glob("*.pid")) if rd.exists() else []:
@@ -80,6 +80,9 @@ def teardown(prefix: str, state_dir: Path) -> Leftovers:
         (state_dir / f).unlink(missing_ok=True)
     if rd.exists():
         shutil.rmtree(rd)
+    # ansible-runner's artifacts: playbook output and the command it ran (nothing of the testbed
+    # needs them once it is gone)
+    shutil.rmtree(state_dir / "ansible", ignore_errors=True)
     return removed
 
 
