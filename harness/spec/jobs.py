@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, model_validator
 
 Count = Annotated[int, Field(strict=True, ge=0)]
 Positive = Annotated[int, Field(strict=True, ge=1)]
@@ -36,6 +36,9 @@ def _range(v: Any) -> list[int]:
     return list(v)
 
 
+Range = Annotated[list[int], BeforeValidator(_range)]
+
+
 class _WithResponse(_Params):
     mean_response_size: Amount  # kB, the mean of an exponential draw
 
@@ -50,27 +53,17 @@ class _WithResponse(_Params):
 
 class ComputePi(_WithResponse):
     """Compute N digits of π, N uniform in ``range_complexity``; answer ~``mean_response_size`` kB."""
-    range_complexity: list[int] = [50, 100]
+    range_complexity: Range = [50, 100]
     mean_response_size: Amount = 10
-
-    @field_validator("range_complexity", mode="before")
-    @classmethod
-    def _check_range(cls, v: Any) -> list[int]:
-        return _range(v)
 
 
 class CpuStress(_Params):
     """``thread_pool_size`` threads, each drawing one N from ``range_complexity`` and computing N
     digits of π ``trials`` times: thread_pool_size × trials computations, as μBench's loader."""
     run: StrictBool = False
-    range_complexity: list[int] = [100, 100]
+    range_complexity: Range = [100, 100]
     thread_pool_size: Positive = 1
     trials: Positive = 1
-
-    @field_validator("range_complexity", mode="before")
-    @classmethod
-    def _check_range(cls, v: Any) -> list[int]:
-        return _range(v)
 
 
 class MemoryStress(_Params):
