@@ -43,10 +43,21 @@ class HPA:
         ratio = util / self.cfg.target_cpu
         want = n if abs(ratio - 1) <= self.cfg.tolerance else math.ceil(n * ratio)
         want = max(self.cfg.min_replicas, min(self.cfg.max_replicas, want))
-        hist = self.history.setdefault(service, [])
-        hist.append((now, want))
-        hist[:] = [(t, w) for t, w in hist if now - t <= self.cfg.scale_down_stabilization_s]
-        if want < n:
-            want = max(want, max(w for _, w in hist))  # stabilisation: the highest recent recommendation
-            want = min(want, n)
+        want = stabilised(self.history.setdefault(service, []), now, want, n, self.cfg.scale_down_stabilization_s)
         return Decision(service, n, want, util)
+
+
+def stabilised(history: list[tuple[float, int]], now: float, want: int, n: int, window_s: float) -> int:
+    """The HPA's scale-down stabilisation: record the recommendation ``want``; below the current
+    ``n`` pods, scale down only to the highest recommendation of the last ``window_s`` seconds."""
+    history.append((now, want))
+    history[:] = [(t, w) for t, w in history if now - t <= window_s]
+    if want < n:
+        return min(n, max(want, max(w for _, w in history)))
+    return want
+
+
+def scale_up_limit(n: int, pods: int = 4, percent: float = 100.0) -> int:
+    """The most pods the HPA scales to in one period from ``n`` (Kubernetes' default behaviour: the
+    larger of +4 pods and +100 % per 15 s)."""
+    return max(n + pods, math.floor(n * (1 + percent / 100)))

@@ -67,6 +67,7 @@ def profile_app(cluster: Cluster, app: App, testbed_name: str, requests: int = 3
         one = bare.model_copy(deep=True)
         one.services = {service: one.services[service]}
         one.gateway = service
+        one.entries = None  # the app's other entry services are not in this one-service app
         try:
             pods = deploy(cluster, one, {service: list(first_of_type.values())})
             urls = {nodes[p.node]: f"http://{p.endpoint}/api/v1" for p in pods}

@@ -11,8 +11,8 @@ from harness.rescheduler.evaluate import SimWorld, run_policy, scenario, slots_f
 from harness.rl.acting import save_model
 from harness.sim.ceenv import Dynamics, EnvConfig, default_model
 
-BUILTIN = ["bef", "cf", "cloud-first", "default", "greedy-bestfit", "k8s-edge", "latency-greedy", "optimal", "random",
-           "reach", "rollout", "rsdql", "sef"]
+BUILTIN = ["bef", "cf", "cloud-first", "default", "greedy-bestfit", "k8s-edge", "kubedsm", "latency-greedy", "optimal",
+           "random", "reach", "rollout", "rsdql", "sef"]
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,8 @@ def test_every_policy_declares_what_it_does():
     learned ones train; the registry refuses a class whose declaration and methods disagree."""
     assert names() == BUILTIN
     expect = {"default": {"place"}, "cloud-first": {"place"}, "latency-greedy": {"place"}, "optimal": {"plan"},
-              "reach": {"plan", "train"}, "rsdql": {"plan", "train"}, "rollout": {"place", "plan"}} | \
+              "reach": {"plan", "train"}, "rsdql": {"plan", "train"}, "rollout": {"place", "plan"},
+              "kubedsm": {"place", "plan"}} | \
         dict.fromkeys(("bef", "cf", "k8s-edge", "random", "sef", "greedy-bestfit"), {"place"})
     for name, cls in REGISTRY.items():
         assert {a.value for a in cls.abilities} == expect[name], name

@@ -1,0 +1,192 @@
+"""Replica schedules replayed in simulation: KubeDSM's experiment (paper 004, §6) for any policy.
+
+A schedule is a list of cycles, each a replica count per service: what the paper's request
+rates made the HPA want. The replay runs second by second: every HPA sync (15 s) moves each
+service's count toward the cycle's as Kubernetes' HPA does (:class:`HpaBehaviour`); pods beyond
+the count are removed in kube's ReplicaSet order (the node holding most of the service's
+replicas first, then the newest; the same rule for every policy); new pods are placed by the
+policy (or the placer a rescheduler names), interleaved across services, as one batch; a policy
+that plans is asked every ``period_s`` (the code's 1 s suggestion period) and its moves made.
+The edge ratio is the mean over seconds of the mean over services of the share of pods on edge
+nodes. Every policy sees the same schedules.
+
+The m_σ schedules (the paper's workloads, after the authors' generator): per cycle, deployment
+d's count is round(N(m·k_d, σ·k_d)), at least 1, with k_d = the mean over resources of
+(edge capacity / number of services) / d's request: m is the edge need as a multiple of the
+edge's capacity, split equally over the deployments.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from harness.autoscaler import scale_up_limit, stabilised
+from harness.policies import placer_for
+from harness.policies.contract import Ability, ClusterView, PodView, Policy
+from harness.sim.latency import LatencyModel
+from harness.spec.app import App
+
+CYCLES, CYCLE_S = 12, 90.0  # the paper's 12 cycles of 90 s
+WORKLOADS = [(m, 0.4) for m in (1.1, 1.2, 1.3, 1.4, 1.5, 1.6)] + [(1.5, s) for s in (0.1, 0.2, 0.3, 0.5)]
+# the paper counts 11 (Figs. 4 and 5 both hold 1.5_0.4); 10 distinct schedules
+
+
+def unlimited_cloud(model: LatencyModel) -> LatencyModel:
+    """The paper's model of the cluster (§4.1.1): the cloud's capacity has no limit (the testbed's
+    cloud node has 22 cores, "enough in practice"); the edge nodes as they are."""
+    topo = model.topo
+    cloud = np.array([r != "edge" for r in topo.roles])
+    out = copy.copy(model)
+    out.topo = dataclasses.replace(topo, cpus=np.where(cloud, 1e6, topo.cpus),
+                                   memory_mib=np.where(cloud, 1e9, topo.memory_mib))
+    return out
+
+
+def workload_name(m: float, sigma: float) -> str:
+    return f"{m:.1f}_{sigma:.1f}"
+
+
+def m_sigma_schedule(app: App, model: LatencyModel, m: float, sigma: float, seed: int,
+                     cycles: int = CYCLES) -> list[dict[str, int]]:
+    roles = model.topo.roles
+    edge_cap = np.array([[model.topo.cpus[i], model.topo.memory_mib[i]] for i in range(len(roles)) if roles[i] == "edge"])
+    share = edge_cap.sum(axis=0) / len(app.services)
+    k = {s: float(np.mean(share / np.array([app.cpu_request(s), app.memory_request(s)]))) for s in app.services}
+    rng = np.random.default_rng(seed)
+    return [{s: max(1, int(round(rng.normal(m * k[s], sigma * k[s])))) for s in app.services} for _ in range(cycles)]
+
+
+@dataclass(frozen=True)
+class HpaBehaviour:
+    """How the schedule's counts reach the cluster: the HPA every ``sync_s``, scale-up limited as
+    Kubernetes' default behaviour (the larger of +4 pods and +100 % a period), scale-down only to
+    the highest count wanted in the last ``down_window_s`` (300 s by default). ``instant``: every
+    cycle's counts at once, at its start."""
+
+    sync_s: float = 15.0
+    down_window_s: float = 300.0
+    instant: bool = False
+
+
+@dataclass
+class Replay:
+    policy: str
+    edge_ratio: float  # mean over seconds of the mean over services of the edge share
+    edge_ratio_std: float  # mean over seconds of the std of the services' edge shares
+    per_service: dict[str, float]  # each service's edge share, mean over seconds
+    rejected: int  # pods the placer left pending
+    migrations: dict[str, int] = field(default_factory=dict)  # by the roles of the nodes: edge->cloud, ...
+    decide_seconds: float = 0.0  # wall time spent deciding (placing and planning)
+
+
+def _shares(view: ClusterView) -> dict[str, float]:
+    n = {s: 0 for s in view.app.services}
+    e = dict(n)
+    for p in view.pods:
+        n[p.service] += 1
+        e[p.service] += view.node(p.node).role == "edge"
+    return {s: e[s] / n[s] for s in n if n[s]}
+
+
+def scale_down_order(view: ClusterView, service: str) -> list[PodView]:
+    """The service's pods in the order kube's ReplicaSet deletes them: those on the node holding
+    most of its replicas first, then the newest (the ranking's last criteria, all pods running)."""
+    pods = view.pods_of(service)
+    per_node: dict[str, int] = {}
+    for p in pods:
+        per_node[p.node] = per_node.get(p.node, 0) + 1
+    return sorted(pods, key=lambda p: (-per_node[p.node], -int(p.name.rsplit("-", 1)[1])))
+
+
+class _Cluster:
+    """The replay's cluster: a view, the pods' serials, and what happened."""
+
+    def __init__(self, app: App, model: LatencyModel):
+        self.app, self.model = app, model
+        self.up = [True] * len(model.topo.nodes)
+        self.view = ClusterView.build(app, model, self.up, [])
+        self.serial, self.rejected, self.spent = 0, 0, 0.0
+        self.migrations: dict[str, int] = {}
+
+    def scale(self, counts: dict[str, int], placer: Policy) -> bool:
+        keep = list(self.view.pods)
+        for s, want in counts.items():
+            mine = scale_down_order(self.view, s)
+            for p in mine[:max(0, len(mine) - want)]:
+                keep.remove(p)
+        changed = len(keep) != len(self.view.pods)
+        if changed:
+            self.view = ClusterView.build(self.app, self.model, self.up, keep)
+        have = {s: len(self.view.pods_of(s)) for s in self.app.services}
+        waves = max([counts[s] - have[s] for s in self.app.services] + [0])
+        pending = [self.view.pending(s) for w in range(waves) for s in self.app.services if have[s] + w < counts[s]]
+        if not pending:
+            return changed
+        t = time.perf_counter()
+        nodes = placer.place(self.view, pending)
+        self.spent += time.perf_counter() - t
+        for pod, node in zip(pending, nodes):
+            if node is None:
+                self.rejected += 1
+                continue
+            self.serial += 1
+            self.view = self.view.with_pod(pod, node, name=f"{pod.service}-{self.serial}")
+        return True
+
+    def plan(self, policy: Policy) -> bool:
+        t = time.perf_counter()
+        moves = policy.plan(self.view)
+        self.spent += time.perf_counter() - t
+        moved = False
+        for mv in moves:
+            if self.view.valid(mv):
+                kind = f"{self.view.node(self.view.pod(mv.pod).node).role}->{self.view.node(mv.node).role}"
+                self.migrations[kind] = self.migrations.get(kind, 0) + 1
+                self.view = self.view.after(mv)
+                moved = True
+        return moved
+
+
+def replay(policy: Policy, name: str, app: App, model: LatencyModel, schedule: list[dict[str, int]],
+           hpa: HpaBehaviour = HpaBehaviour(), period_s: float = 1.0, cycle_s: float = CYCLE_S) -> Replay:
+    """Play ``schedule`` (a count per service per cycle) second by second: the HPA's syncs change
+    the counts and the placer places new pods; a planner is asked every ``period_s`` (only when
+    the cluster changed since it last answered idle: the policies are deterministic); each
+    second's edge shares are averaged."""
+    placer = placer_for(policy)
+    plans = policy.can(Ability.PLAN)
+    c = _Cluster(app, model)
+    history: dict[str, list[tuple[float, int]]] = {s: [] for s in app.services}
+    counts = {s: 0 for s in app.services}
+    idle = False
+    per: dict[str, list[float]] = {s: [] for s in app.services}
+    ratios: list[float] = []
+    stds: list[float] = []
+    steps = int(round(len(schedule) * cycle_s / period_s))
+    sync_every = max(1, int(round(hpa.sync_s / period_s)))
+    for k in range(steps):
+        t = k * period_s
+        target = schedule[min(len(schedule) - 1, int(t // cycle_s))]
+        if hpa.instant and t % cycle_s < period_s / 2:
+            idle &= not c.scale(dict(target), placer)
+        elif not hpa.instant and k % sync_every == 0:
+            for s in app.services:
+                n = counts[s]
+                want = stabilised(history[s], t, target[s], n, hpa.down_window_s)
+                counts[s] = min(want, scale_up_limit(n)) if n else want  # from zero: straight to the count
+            idle &= not c.scale(counts, placer)
+        if plans and not idle:
+            idle = not c.plan(policy)
+        shares = _shares(c.view)
+        if shares:
+            ratios.append(float(np.mean(list(shares.values()))))
+            stds.append(float(np.std(list(shares.values()))))
+            for s, v in shares.items():
+                per[s].append(v)
+    return Replay(name, float(np.mean(ratios)), float(np.mean(stds)),
+                  {s: float(np.mean(v)) for s, v in per.items() if v}, c.rejected, c.migrations, c.spent)

@@ -1,0 +1,176 @@
+"""KubeDSM (paper 004): the match is exact, makeDecision reaches eq. 9's best QoS, the code's
+migration rules hold, and the replay of replica schedules is deterministic and fair."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.policies import build
+from harness.policies.contract import ClusterView, PodView
+from harness.policies.kubedsm import Edge, KubeDSMCore, KubeDSMArgs, edge_counts
+from harness.policies.kubedsm_match import Match, node_value
+from harness.rescheduler.replay import HpaBehaviour, m_sigma_schedule, replay, unlimited_cloud
+from harness.sim.topology import model_for
+from harness.spec.app import load_app
+from harness.spec.profile import load_profile
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def setting():
+    app = load_app(REPO / "workloads/kubedsm.json")
+    return app, unlimited_cloud(model_for(app, load_profile(REPO / "profiles/kubedsm.kubedsm-local.json")))
+
+
+def brute_match(counts, req, used, cap):
+    """Every way of putting each pod on a node or leaving it out: per sub-vector, the best value."""
+    pods = [s for s, n in enumerate(counts) for _ in range(n)]
+    best = {}
+    E = len(cap)
+    for where in itertools.product(range(E + 1), repeat=len(pods)):  # E = left out
+        load = used.copy()
+        taken = np.zeros(len(counts), int)
+        for s, e in zip(pods, where):
+            if e < E:
+                load[e] += req[s]
+                taken[s] += 1
+        if np.any(load > cap + 1e-9):
+            continue
+        v = sum(node_value(load[e], cap[e]) for e in range(E))
+        key = tuple(taken)
+        best[key] = max(best.get(key, -np.inf), v)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_match_is_exact_on_random_small_instances(seed):
+    rng = np.random.default_rng(seed)
+    S, E = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    counts = rng.integers(0, 3, S)
+    if counts.sum() > 6:
+        counts[0] = 0
+    req = rng.integers(1, 4, (S, 2)).astype(float)
+    cap = rng.integers(2, 7, (E, 2)).astype(float)
+    used = np.floor(cap * rng.uniform(0, 0.5, (E, 2)))
+    m = Match(counts, req, used, cap)
+    truth = brute_match(counts, req, used, cap)
+    for c, vec in enumerate(m.vectors):
+        key = tuple(int(x) for x in vec)
+        if key in truth:
+            assert m.value[c] == pytest.approx(truth[key]), key
+            arr = m.nodes(c)
+            assert (arr.sum(axis=0) == vec).all() and np.all(used + arr @ req <= cap + 1e-9)
+        else:
+            assert m.value[c] == -np.inf, key
+
+
+def view_with(app, model, pods):
+    return ClusterView.build(app, model, [True] * len(model.topo.nodes),
+                             [PodView(f"{s}-{i}", s, n, app.cpu_request(s), app.memory_request(s))
+                              for i, (s, n) in enumerate(pods)])
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("qos", ["code", "paper"])
+def test_make_decision_reaches_the_best_qos_by_enumeration(setting, seed, qos):
+    # eq. 9's first objective over every assignment of the new pods (edge node or cloud) that
+    # respects each edge node's room (eq. 8), for up to 8 new pods
+    app, model = setting
+    rng = np.random.default_rng(seed)
+    nodes = list(model.topo.nodes)
+    edge_nodes = [n for n, r in zip(nodes, model.topo.roles) if r == "edge"]
+    existing = [(s, str(rng.choice(nodes))) for s in rng.choice(list(app.services), int(rng.integers(2, 9)))]
+    view = view_with(app, model, existing)
+    # keep the existing pods within the edge's room (drop the ones that overflow)
+    while np.any(view.used_cpu > view.cap_cpu) or np.any(view.used_memory_mib > view.cap_memory_mib):
+        existing.pop()
+        view = view_with(app, model, existing)
+    batch_services = list(rng.choice(list(app.services), int(rng.integers(1, 9))))
+    core = KubeDSMCore(KubeDSMArgs(qos=qos))
+    st = Edge(view)
+    batch = np.array([batch_services.count(s) for s in st.services])
+    chosen, arranged = core.decide_batch(st, batch)
+    total = st.total + batch
+    got = core.qos(st, st.on_edge.sum(axis=0) + chosen, total)
+    best = -np.inf
+    free = (st.cap - st.used)
+    for where in itertools.product(range(len(edge_nodes) + 1), repeat=len(batch_services)):
+        load = np.zeros_like(free)
+        on = np.zeros(len(st.services), int)
+        for s, e in zip(batch_services, where):
+            if e < len(edge_nodes):
+                load[e] += st.req[st.sidx[s]]
+                on[st.sidx[s]] += 1
+        if np.all(load <= free + 1e-9):
+            best = max(best, core.qos(st, st.on_edge.sum(axis=0) + on, total))
+    assert got == pytest.approx(best)
+    assert np.all(st.used + arranged @ st.req <= st.cap + 1e-9)
+
+
+def test_place_fills_the_edge_then_the_cloud_and_plan_brings_pods_back(setting):
+    app, model = setting
+    view = ClusterView.build(app, model, [True] * len(model.topo.nodes), [])
+    pol = build("kubedsm")
+    pods = [view.pending(s) for _ in range(6) for s in app.services]  # 24 pods: more than the edge holds
+    nodes = pol.place(view, pods)
+    assert None not in nodes
+    for i, (p, n) in enumerate(zip(pods, nodes)):
+        view = view.with_pod(p, n, name=f"{p.service}-{i}")
+    assert np.all(view.used_cpu <= view.cap_cpu + 1e-9) and np.all(view.used_memory_mib <= view.cap_memory_mib + 1e-9)
+    counts = edge_counts(view)
+    assert 0 < sum(e for e, _ in counts.values()) < len(pods)
+    assert pol.plan(view) == []  # the edge is full: nothing to bring back
+    # two edge pods of 'a' go away (scale-down): KubeDSM brings cloud pods back to the edge
+    gone = [p for p in view.pods if p.service == "b" and view.node(p.node).role == "edge"][:2]
+    view = ClusterView.build(app, model, [True] * len(model.topo.nodes), [p for p in view.pods if p not in gone])
+    before = sum(e for e, _ in edge_counts(view).values())
+    moves = pol.plan(view)
+    assert moves and all(view.node(view.pod(m.pod).node).role == "cloud" for m in moves)
+    for m in moves:
+        assert view.valid(m)
+        view = view.after(m)
+    assert sum(e for e, _ in edge_counts(view).values()) > before
+
+
+def test_never_moves_a_one_pod_service_nor_all_of_a_service(setting):
+    app, model = setting
+    # one pod of each service on the cloud, the edge empty: every service has a single running pod
+    view = view_with(app, model, [(s, "n5") for s in app.services])
+    assert build("kubedsm").plan(view) == []
+    # two pods of 'a', both on the cloud, room on the edge: one may move, never both at once
+    view = view_with(app, model, [("a", "n5"), ("a", "n5")])
+    moves = build("kubedsm").plan(view)
+    assert len(moves) == 1
+
+
+@pytest.mark.parametrize("variant, limits", [("original", (5, 3)), ("midmig", (2, 1)), ("nocloudoffload", (0, 3)),
+                                             ("noedgemig", (5, 0))])
+def test_variants_set_the_migration_limits(variant, limits):
+    assert KubeDSMArgs(variant=variant).limits() == limits
+    assert KubeDSMArgs(variant=variant, max_migrations=2).limits()[1] == 2
+
+
+def test_nocloudoffload_never_brings_cloud_pods_to_the_edge(setting):
+    app, model = setting
+    view = view_with(app, model, [("a", "n5"), ("a", "n5"), ("b", "n5"), ("b", "n5")])
+    assert build("kubedsm", variant="nocloudoffload").plan(view) == []
+    assert build("kubedsm").plan(view)
+
+
+def test_replay_is_deterministic_and_the_same_for_every_policy(setting):
+    app, model = setting
+    a = m_sigma_schedule(app, model, 1.3, 0.4, 7)
+    assert a == m_sigma_schedule(app, model, 1.3, 0.4, 7) and a != m_sigma_schedule(app, model, 1.3, 0.4, 8)
+    assert len(a) == 12 and all(min(c.values()) >= 1 for c in a)
+    r1 = replay(build("kubedsm"), "kubedsm", app, model, a)
+    r2 = replay(build("kubedsm"), "kubedsm", app, model, a)
+    assert r1.edge_ratio == r2.edge_ratio and r1.migrations == r2.migrations
+    cf = replay(build("cf"), "cf", app, model, a)
+    edge = replay(build("k8s-edge"), "k8s-edge", app, model, a, hpa=HpaBehaviour(instant=True))
+    assert cf.edge_ratio == 0.0  # an unlimited cloud takes every pod
+    assert 0.3 < edge.edge_ratio <= 1.0
