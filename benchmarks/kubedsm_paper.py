@@ -96,8 +96,8 @@ def workloads(args) -> bool:
     k, b = float(np.mean(sweep_k)), float(np.mean(sweep_b))
     print(f"m = 1.1..1.6, σ 0.4: kubedsm {k:.3f}, best baseline {b:.3f}, ratio {k / b:.3f}  (paper: 0.80, +13.4 %)")
     app, model = setting()
-    bound = np.mean([oracle(app, model, m_sigma_schedule(app, model, m, 0.4, seed))
-                     for m in (1.1, 1.2, 1.3, 1.4, 1.5, 1.6) for seed in range(args.seeds)])
+    bound = np.mean([oracle(app, model, m_sigma_schedule(app, model, m, sg, seed))
+                     for m, sg in WORKLOADS if sg == 0.4 for seed in range(args.seeds)])
     print(f"upper bound on the sweep (each cycle's counts packed best, migrations free): {bound:.3f}")
     print(f"kubedsm >= every baseline on every workload: {'PASS' if ok else 'FAIL'}; "
           f">= 0.75 on the sweep: {'PASS' if k >= 0.75 else 'FAIL'}; >= 1.10 x best: {'PASS' if k / b >= 1.10 else 'FAIL'}; "
@@ -106,7 +106,8 @@ def workloads(args) -> bool:
 
 
 def variants(args) -> bool:
-    pols = {"k8s-edge": ("k8s-edge", {})} | {v: ("kubedsm", {"variant": v, "qos": args.qos}) for v in ("noedgemig", "nocloudoffload", "original", "midmig")}
+    pols = {"k8s-edge": ("k8s-edge", {})} | {v: ("kubedsm", {"variant": v, "qos": args.qos})
+                                            for v in ("noedgemig", "nocloudoffload", "original", "midmig")}
     res = run(pols, WORKLOADS, args.seeds, HpaBehaviour(instant=args.instant))
     means = {p: float(np.mean([r.edge_ratio for per in res.values() for r in per[p]])) for p in pols}
     for p, v in means.items():

@@ -315,8 +315,8 @@ class KubeDSM(Policy):
 
     def plan(self, view: ClusterView) -> list[Move]:
         st = Edge(view)
-        if not st.edge:
-            return []
+        if not st.edge or not st.cloud:
+            return []  # a cluster without both sides has nothing to migrate between
         arranged = self.core.suggest(st)
         if arranged is None:
             return []
