@@ -18,7 +18,8 @@ of pods on the edge as close as possible to the share it was promised.
   (``ClusterView.moves_to``: a swap between full nodes steps aside through the cloud, as the
   paper's §5.3 describes).
 - The code's rules: never migrate a service with one running pod, never move all of a service's
-  running pods at once.
+  running pods at once. μBench's placement constraints (node_affinity, pod_antiaffinity) bound
+  what the match may put on each node.
 
 Variants (§6.3; the repository's PDF names them): original (M_C2E 5, M_ER 3), midmig (2, 1),
 nocloudoffload (0, 3), noedgemig (5, 0).
@@ -118,8 +119,17 @@ class Edge:
             self.total[k] += 1
             if p.node in where:
                 self.on_edge[where[p.node], k] += 1
+        # the placement constraints on the edge: may the service run there, must its pods spread
+        self.allowed = np.array([[view.app.may_run_on(s, view.nodes[i].name) for s in self.services]
+                                 for i in self.edge], bool).reshape(len(self.edge), len(self.services))
+        self.spreads = np.array([view.app.spreads(s) for s in self.services], bool)
         top = self.cap.max(axis=0) if len(self.edge) else np.ones(2)
         self.size = (self.req[:, 0] / top[0]) * (self.req[:, 1] / top[1])  # eq. 11, the code's form
+
+    def limit(self, on_edge: np.ndarray) -> np.ndarray:
+        """(E × S) how many more pods of each service each edge node may take, beside ``on_edge``."""
+        free = np.where(self.spreads[None, :], np.maximum(0, 1 - on_edge), 1 << 30)
+        return np.where(self.allowed, free, 0)
 
 
 class KubeDSMCore:
@@ -145,7 +155,7 @@ class KubeDSMCore:
         """(how many of the batch go to the edge per service, the E × S arrangement)."""
         total = st.total + batch
         edge_now = st.on_edge.sum(axis=0)
-        m = Match(batch, st.req, st.used, st.cap)
+        m = Match(batch, st.req, st.used, st.cap, st.limit(st.on_edge))
         best, best_key = 0, None
         for c in np.flatnonzero(m.fits()):
             key = (round(self.qos(st, edge_now + m.vectors[c], total), 12), m.value[c])
@@ -203,7 +213,7 @@ class KubeDSMCore:
         its value)."""
         def fit(taken: np.ndarray) -> tuple[np.ndarray, int, float]:
             base = used - taken @ st.req
-            m = Match(taken.sum(axis=0) + arrivals, st.req, base, st.cap)
+            m = Match(taken.sum(axis=0) + arrivals, st.req, base, st.cap, st.limit(on_edge - taken))
             need = taken.sum(axis=0)
             best = None
             for c in np.flatnonzero(m.fits()):

@@ -33,7 +33,7 @@ def node_value(used: np.ndarray, cap: np.ndarray) -> float:
 
 
 @numba.njit(cache=True)
-def _match(counts: np.ndarray, req: np.ndarray, used: np.ndarray, cap: np.ndarray):
+def _match(counts: np.ndarray, req: np.ndarray, used: np.ndarray, cap: np.ndarray, limit: np.ndarray):
     S = counts.shape[0]
     E = used.shape[0]
     R = req.shape[1]
@@ -74,7 +74,7 @@ def _match(counts: np.ndarray, req: np.ndarray, used: np.ndarray, cap: np.ndarra
                     if v > best:
                         best, arg = v, dc
                 s = 0
-                while s < S and d[s] == digits[c, s]:
+                while s < S and (d[s] == digits[c, s] or d[s] == limit[i, s]):
                     d[s] = 0
                     s += 1
                 if s == S:
@@ -87,13 +87,17 @@ def _match(counts: np.ndarray, req: np.ndarray, used: np.ndarray, cap: np.ndarra
 
 class Match:
     """One run of the programme for a batch ``counts`` (per service) on the edge nodes' ``used``
-    and ``cap`` (E × R). ``value[c]`` is the best sum of node values holding the sub-vector c (index
-    of ``vectors``), -inf where it does not fit; ``nodes(c)`` says which node takes how many."""
+    and ``cap`` (E × R); ``limit`` (E × S, optional) caps how many of a service's pods a node may
+    take (its placement constraints: 0 outside its node_affinity, 1 with pod_antiaffinity).
+    ``value[c]`` is the best sum of node values holding the sub-vector c (index of ``vectors``),
+    -inf where it does not fit; ``nodes(c)`` says which node takes how many."""
 
-    def __init__(self, counts, req, used, cap):
+    def __init__(self, counts, req, used, cap, limit=None):
         self.counts = np.asarray(counts, np.int64)
-        self.value, self._par, self.vectors = _match(self.counts, np.asarray(req, float),
-                                                     np.asarray(used, float), np.asarray(cap, float))
+        used = np.asarray(used, float)
+        limit = np.full((len(used), len(self.counts)), 1 << 30, np.int64) if limit is None else np.asarray(limit, np.int64)
+        self.value, self._par, self.vectors = _match(self.counts, np.asarray(req, float), used,
+                                                     np.asarray(cap, float), limit)
         self.E = len(used)
 
     def fits(self) -> np.ndarray:

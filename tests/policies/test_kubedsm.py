@@ -27,7 +27,7 @@ def setting():
     return app, unlimited_cloud(model_for(app, load_profile(REPO / "profiles/kubedsm.kubedsm-local.json")))
 
 
-def brute_match(counts, req, used, cap):
+def brute_match(counts, req, used, cap, limit=None):
     """Every way of putting each pod on a node or leaving it out: per sub-vector, the best value."""
     pods = [s for s, n in enumerate(counts) for _ in range(n)]
     best = {}
@@ -41,6 +41,13 @@ def brute_match(counts, req, used, cap):
                 taken[s] += 1
         if np.any(load > cap + 1e-9):
             continue
+        if limit is not None:
+            per = np.zeros_like(limit)
+            for s, e in zip(pods, where):
+                if e < E:
+                    per[e, s] += 1
+            if np.any(per > limit):
+                continue
         v = sum(node_value(load[e], cap[e]) for e in range(E))
         key = tuple(taken)
         best[key] = max(best.get(key, -np.inf), v)
@@ -57,8 +64,10 @@ def test_match_is_exact_on_random_small_instances(seed):
     req = rng.integers(1, 4, (S, 2)).astype(float)
     cap = rng.integers(2, 7, (E, 2)).astype(float)
     used = np.floor(cap * rng.uniform(0, 0.5, (E, 2)))
-    m = Match(counts, req, used, cap)
-    truth = brute_match(counts, req, used, cap)
+    # placement constraints: some (node, service) pairs barred, some capped at one pod
+    limit = rng.choice([0, 1, 99], (E, S), p=[0.2, 0.3, 0.5]) if seed % 2 else None
+    m = Match(counts, req, used, cap, limit)
+    truth = brute_match(counts, req, used, cap, limit)
     for c, vec in enumerate(m.vectors):
         key = tuple(int(x) for x in vec)
         if key in truth:
