@@ -40,7 +40,7 @@ import numpy as np
 
 from harness.policies import register
 from harness.policies.contract import Ability, ClusterView, Move, PendingPod, Policy
-from harness.policies.kubedsm_match import Match, node_value
+from harness.policies.kubedsm_match import Match
 from harness.policies.kubedsm_qos import PaperQoS, code_qos
 from harness.spec.args import arg
 
@@ -331,15 +331,3 @@ class KubeDSM(Policy):
         if arranged is None:
             return []
         return view.moves_to(target_placement(view, st, arranged))
-
-
-def edge_counts(view: ClusterView) -> dict[str, tuple[int, int]]:
-    """Service -> (pods on edge nodes, pods): what the edge ratio is made of."""
-    out = {s: [0, 0] for s in view.app.services}
-    for p in view.pods:
-        out[p.service][1] += 1
-        out[p.service][0] += view.node(p.node).role == "edge"
-    return {s: (e, n) for s, (e, n) in out.items()}
-
-
-__all__ = ["KubeDSM", "KubeDSMArgs", "KubeDSMCore", "Edge", "edge_counts", "node_value"]

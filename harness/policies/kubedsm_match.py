@@ -103,10 +103,6 @@ class Match:
     def fits(self) -> np.ndarray:
         return self.value > -np.inf
 
-    def index(self, vector) -> int:
-        stride = np.concatenate([[1], np.cumprod(self.counts[:-1] + 1)]).astype(np.int64)
-        return int(np.dot(np.asarray(vector, np.int64), stride))
-
     def nodes(self, c: int) -> np.ndarray:
         """(E, S): how many pods of each service node i takes in the best arrangement of c."""
         out = np.zeros((self.E, len(self.counts)), np.int64)

@@ -28,6 +28,7 @@ import numpy as np
 from harness.autoscaler import scale_up_limit, stabilised
 from harness.policies import placer_for
 from harness.policies.contract import Ability, ClusterView, PodView, Policy
+from harness.results import placement_metrics as pm
 from harness.sim.latency import LatencyModel
 from harness.spec.app import App
 
@@ -84,15 +85,6 @@ class Replay:
     decide_seconds: float = 0.0  # wall time spent deciding (placing and planning)
 
 
-def _shares(view: ClusterView) -> dict[str, float]:
-    n = {s: 0 for s in view.app.services}
-    e = dict(n)
-    for p in view.pods:
-        n[p.service] += 1
-        e[p.service] += view.node(p.node).role == "edge"
-    return {s: e[s] / n[s] for s in n if n[s]}
-
-
 def scale_down_order(view: ClusterView, service: str) -> list[PodView]:
     """The service's pods in the order kube's ReplicaSet deletes them: those on the node holding
     most of its replicas first, then the newest (the ranking's last criteria, all pods running)."""
@@ -108,6 +100,9 @@ class _Cluster:
 
     def __init__(self, app: App, model: LatencyModel):
         self.app, self.model = app, model
+        topo = model.topo
+        self.nodes = {n: pm.NodeInfo(topo.roles[i], float(topo.cpus[i]), float(topo.memory_mib[i]))
+                      for i, n in enumerate(topo.nodes)}
         self.up = [True] * len(model.topo.nodes)
         self.view = ClusterView.build(app, model, self.up, [])
         self.serial, self.rejected, self.spent = 0, 0, 0.0
@@ -137,6 +132,9 @@ class _Cluster:
             self.serial += 1
             self.view = self.view.with_pod(pod, node, name=f"{pod.service}-{self.serial}")
         return True
+
+    def edge_shares(self) -> dict[str, float]:
+        return pm.edge_ratios(self.view.placement(), self.nodes)
 
     def plan(self, policy: Policy) -> bool:
         t = time.perf_counter()
@@ -182,7 +180,7 @@ def replay(policy: Policy, name: str, app: App, model: LatencyModel, schedule: l
             idle &= not c.scale(counts, placer)
         if plans and not idle:
             idle = not c.plan(policy)
-        shares = _shares(c.view)
+        shares = c.edge_shares()
         if shares:
             ratios.append(float(np.mean(list(shares.values()))))
             stds.append(float(np.std(list(shares.values()))))

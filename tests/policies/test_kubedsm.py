@@ -11,7 +11,7 @@ import pytest
 
 from harness.policies import build
 from harness.policies.contract import ClusterView, PodView
-from harness.policies.kubedsm import Edge, KubeDSMCore, KubeDSMArgs, edge_counts
+from harness.policies.kubedsm import Edge, KubeDSMCore, KubeDSMArgs
 from harness.policies.kubedsm_match import Match, node_value
 from harness.rescheduler.replay import HpaBehaviour, m_sigma_schedule, replay, unlimited_cloud
 from harness.sim.topology import model_for
@@ -76,6 +76,15 @@ def test_match_is_exact_on_random_small_instances(seed):
             assert (arr.sum(axis=0) == vec).all() and np.all(used + arr @ req <= cap + 1e-9)
         else:
             assert m.value[c] == -np.inf, key
+
+
+def edge_counts(view: ClusterView) -> dict[str, tuple[int, int]]:
+    """Service -> (pods on edge nodes, pods)."""
+    out = {s: [0, 0] for s in view.app.services}
+    for p in view.pods:
+        out[p.service][1] += 1
+        out[p.service][0] += view.node(p.node).role == "edge"
+    return {s: (e, n) for s, (e, n) in out.items()}
 
 
 def view_with(app, model, pods):

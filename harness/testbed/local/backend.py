@@ -53,9 +53,9 @@ class LocalCluster(LocalPods, Cluster):
         # in the delay queue and callers hang until their timeout).
         lost = self.forget_pods_on(name)
         cgroups.kill_all(self.node_cgroup(name))
-        for pid in run(["ip", "netns", "pids", node.netns], check=False).stdout.split():
+        for pid in network.netns_pids(node.netns):
             try:
-                os.kill(int(pid), 9)
+                os.kill(pid, 9)
             except ProcessLookupError:
                 pass
         slowest = max((v for v in self.rtt_configured().get(name, {}).values()), default=0.0)
@@ -69,8 +69,7 @@ class LocalCluster(LocalPods, Cluster):
         tracked = {p.pid for p in self.pods()}
         out = {}
         for node in self.layout.nodes:
-            pids = [int(x) for x in run(["ip", "netns", "pids", node.netns], check=False).stdout.split()]
-            if left := [pid for pid in pids if pid not in tracked and pid != os.getpid()]:
+            if left := [pid for pid in network.netns_pids(node.netns) if pid not in tracked and pid != os.getpid()]:
                 out[node.name] = left
         return out
 

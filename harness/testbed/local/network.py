@@ -18,6 +18,11 @@ def netns_exists(name: str) -> bool:
     return name in netns_list()
 
 
+def netns_pids(name: str) -> list[int]:
+    """Every process in the network namespace (none when it does not exist)."""
+    return [int(p) for p in run(["ip", "netns", "pids", name], check=False).stdout.split()]
+
+
 def link_exists(dev: str, netns: str | None = None) -> bool:
     argv = ["ip", "link", "show", "dev", dev]
     return ok(["ip", "-n", netns, *argv[1:]] if netns else argv)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from harness.testbed.local import cgroups, daemons
 from harness.testbed.local.layout import base_names
-from harness.testbed.local.network import link_exists, netns_list
+from harness.testbed.local.network import link_exists, netns_list, netns_pids
 from harness.testbed.local.sh import run
 
 
@@ -49,7 +49,7 @@ def find(prefix: str, state_dir: Path) -> Leftovers:
 
 def _kill_netns_processes(ns: str) -> None:
     for _ in range(50):
-        pids = [int(p) for p in run(["ip", "netns", "pids", ns], check=False).stdout.split()]
+        pids = netns_pids(ns)
         if not pids:
             return
         for pid in pids:
