@@ -3,7 +3,7 @@ VENV   ?= .venv
 PYTHON ?= python3
 HARNESS = $(VENV)/bin/harness
 
-.PHONY: setup demo test bench clean models
+.PHONY: setup demo test bench clean models calibrated-model
 
 setup: $(VENV)/.installed
 
@@ -37,6 +37,15 @@ models: setup
 	$(TRAIN) --app workloads/aggregator-parallel.json --profile profiles/aggregator-parallel.reach-local.json \
 	  --name reach-aggregator-parallel
 	$(VENV)/bin/python benchmarks/reach_quality.py
+
+# REACH on the calibrated simulator: Chain calibrated on the provisioned testbed as it is now
+# (profiles/chain.reach-local.calibrated.json), then the same recipe as `make models` on it
+# (models/calibrated/reach-chain.pt). Needs `harness provision` first.
+calibrated-model: setup
+	$(HARNESS) calibrate workloads/chain.json
+	$(HARNESS) train --policy reach --total-steps 3000000 --seed 2 --ent-coef 0.01 --failed-at-start 0.5 \
+	  --large-share 0.25 --out models/calibrated --force --app workloads/chain.json \
+	  --profile profiles/chain.reach-local.calibrated.json --name reach-chain
 
 # The whole test suite, slow and root tests included (see README).
 test: setup

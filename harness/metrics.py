@@ -26,3 +26,23 @@ class Metrics:
 
     def pod_requests_per_second(self, window: str = "10s") -> dict[str, float]:
         return self._by(f"sum by (pod) (rate(mub_request_processing_latency_milliseconds_count[{window}]))", "pod")
+
+    def pod_time_totals(self) -> dict[str, dict[str, float]]:
+        """Per pod, the cells' counters as they stand: requests served and the milliseconds spent
+        in all of them on the internal job, the external calls and the whole request (the sums of
+        μBench's three histograms). Differences between two pulls give an interval's means."""
+        out: dict[str, dict[str, float]] = {}
+        for r in self.prom.custom_query(SERVICE_TIME_QUERY):
+            name, pod = r["metric"].get("__name__", ""), r["metric"].get("pod", "")
+            kind = TIME_TOTALS.get(name)
+            if kind and r["value"][1] not in ("NaN", "+Inf", "-Inf"):
+                out.setdefault(pod, {})[kind] = out.get(pod, {}).get(kind, 0.0) + float(r["value"][1])
+        return out
+
+
+# μBench's histograms (harness.workload.cell) -> the column each total goes to
+TIME_TOTALS = {"mub_request_processing_latency_milliseconds_count": "requests",
+               "mub_internal_processing_latency_milliseconds_sum": "internal_ms",
+               "mub_external_processing_latency_milliseconds_sum": "external_ms",
+               "mub_request_processing_latency_milliseconds_sum": "request_ms"}
+SERVICE_TIME_QUERY = "{__name__=~\"" + "|".join(TIME_TOTALS) + "\", job=\"cells\"}"

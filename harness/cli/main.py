@@ -45,7 +45,7 @@ def _register() -> None:
     # each module registers its command(s) on `app`; imported in the order of a session, which --help follows
     import importlib
 
-    for name in ("provision", "status", "teardown", "validate", "deploy", "profile", "predict", "train", "evaluate",
+    for name in ("provision", "status", "teardown", "validate", "deploy", "profile", "predict", "calibrate", "train", "evaluate",
                  "scenarios", "run", "report", "reschedule"):
         importlib.import_module(f"harness.cli.{name}")
 

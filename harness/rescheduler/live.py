@@ -46,10 +46,21 @@ class LiveView:
         up = [self.cluster.node_up(n) for n in self.nodes]
         return ClusterView.build(self.app, self.model, up, views), pods
 
-    def predicted_ms(self) -> float | None:
-        """The model's latency for the current pods; None while a service has no pod (the app
-        cannot answer, the model has no value)."""
-        return self.view()[0].latency_ms()
+    def predicted(self, rate: float | None = None) -> dict | None:
+        """The model's latency for the current pods with its breakdown (``LatencyModel.predict``),
+        and with a known open-loop ``rate`` (requests/s) the queueing model's (``queueing_ms``, per
+        discipline); None while a service has no pod (the app cannot answer, the model has no value)."""
+        view = self.view()[0]
+        if view.latency_ms() is None:
+            return None
+        out = self.model.predict_counts(view.counts())
+        if rate is not None:
+            from harness.sim.queueing import DISCIPLINES, QueueingModel
+
+            out["rate_per_s"] = rate
+            lat = {d: QueueingModel(self.model, d).latency(view.counts(), rate) for d in DISCIPLINES}
+            out["queueing_ms"] = {d: v if v != float("inf") else None for d, v in lat.items()}  # None: saturated
+        return out
 
     def placement(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {s: [] for s in self.app.services}

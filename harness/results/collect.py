@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pandas as pd
 
-from harness.results.rundir import EVENTS, PLACEMENTS, REQUESTS, SUMMARY, request_files
+from harness.results.rundir import EVENTS, METRICS, PLACEMENTS, REQUESTS, SUMMARY, request_files
 from harness.results.summary import ok_mask
 
 
@@ -21,6 +22,7 @@ class Run:
     requests: pd.DataFrame | None = None
     events: list[dict] = field(default_factory=list)
     placements: list[dict] = field(default_factory=list)
+    metrics: pd.DataFrame | None = None  # metrics.csv: per pod, every few seconds
 
     @property
     def policy(self) -> str:
@@ -140,6 +142,12 @@ def _run(d: Path, out: Collected) -> None:
                     out.problems.append(f"{d / PLACEMENTS}: line {i + 1} is not JSON; skipped")
     except FileNotFoundError:
         out.problems.append(f"{d / PLACEMENTS}: missing; no sim-vs-real for this run")
+    try:
+        run.metrics = pd.read_csv(d / METRICS)
+    except FileNotFoundError:
+        pass  # runs made before metrics were pulled; the per-service breakdown is left out
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        out.problems.append(f"{d / METRICS}: corrupt ({exc}); no per-service breakdown for this run")
     if summary or run.requests is not None:
         out.runs.append(run)
 
@@ -148,16 +156,16 @@ def ok_requests(run: Run) -> pd.DataFrame:
     return run.requests[ok_mask(run.requests)]
 
 
-def sim_vs_real(run: Run, min_requests: int = 5) -> list[dict]:
-    """Each placement held during the run: predicted latency next to the measured mean of the
-    requests sent while it held (intervals with fewer than ``min_requests`` are left out)."""
+def held_intervals(run: Run, min_requests: int = 5) -> Iterator[tuple[dict, float, float, pd.DataFrame]]:
+    """Each placement held during the run that has a prediction: its record, the interval it held
+    (after the warm-up) and the successful requests sent in it; intervals with fewer than
+    ``min_requests`` are left out."""
     if run.requests is None or not run.placements:
-        return []
+        return
     ok = ok_requests(run)
     warm = float(run.summary.get("warmup_s", 0) or 0)
     t0 = run.t0
     end = float(run.requests.t_send.max())
-    rows = []
     for i, p in enumerate(run.placements):
         if p.get("predicted_ms") is None:
             continue
@@ -166,13 +174,29 @@ def sim_vs_real(run: Run, min_requests: int = 5) -> list[dict]:
         if t0 is not None:
             start = max(start, t0 + warm)
         sel = ok[(ok.t_send >= start) & (ok.t_send < stop)]
-        if len(sel) < min_requests:
-            continue
+        if len(sel) >= min_requests:
+            yield p, start, stop, sel
+
+
+QUEUEING = "node-ps"  # the queueing discipline sim-vs-real shows (sim.queueing)
+
+
+def sim_vs_real(run: Run, min_requests: int = 5) -> list[dict]:
+    """Each placement held during the run: predicted latency next to the measured mean of the
+    requests sent while it held."""
+    rows = []
+    t0 = run.t0
+    for p, start, stop, sel in held_intervals(run, min_requests):
         measured = float(sel.latency_ms.mean())
-        rows.append({"run": run.label, "policy": run.policy, "from_s": round(start - (t0 or start), 1),
-                     "to_s": round(stop - (t0 or start), 1), "reason": p.get("reason", ""), "requests": int(len(sel)),
-                     "predicted_ms": round(float(p["predicted_ms"]), 2), "measured_ms": round(measured, 2),
-                     "error_pct": round(100 * (float(p["predicted_ms"]) - measured) / measured, 2)})
+        row = {"run": run.label, "policy": run.policy, "from_s": round(start - (t0 or start), 1),
+               "to_s": round(stop - (t0 or start), 1), "reason": p.get("reason", ""), "requests": int(len(sel)),
+               "predicted_ms": round(float(p["predicted_ms"]), 2), "measured_ms": round(measured, 2),
+               "error_pct": round(100 * (float(p["predicted_ms"]) - measured) / measured, 2)}
+        queueing = ((p.get("predicted") or {}).get("queueing_ms") or {}).get(QUEUEING)
+        if "queueing_ms" in (p.get("predicted") or {}):  # an open-loop rate was known: the queueing model's too
+            row["queueing_ms"] = None if queueing is None else round(float(queueing), 2)
+            row["queueing_error_pct"] = None if queueing is None else round(100 * (queueing - measured) / measured, 2)
+        rows.append(row)
     return rows
 
 

@@ -5,8 +5,11 @@
                        pod, entry (the service it went to); with several loads each writes its own
                        (requests.1.csv, ...) while the run goes, merged into requests.csv at its end
     events.csv         t (Unix s), t_run (s since the load started), kind, detail (JSON)
-    placements.jsonl   the placement after every change, with the simulator's predicted latency
-    metrics.csv        per pod, every few seconds, from Prometheus: CPU cores, requests/s
+    placements.jsonl   the placement after every change, with the simulator's predicted latency and its
+                       breakdown (per service T_E and T_S, per call D_S, the gateway's delay)
+    metrics.csv        per pod, every few seconds, from Prometheus: CPU cores, requests/s, and the cells'
+                       running totals (requests; ms in the internal job, external calls, whole request)
+                       whose differences give any interval's per-service times (results.breakdown)
     summary.json       at the end (also after Ctrl-C, marked partial)
     locust_stats.csv, locust_stats_history.csv, locust_failures.csv, locust_exceptions.csv
                        Locust's own files, as `locust --csv locust` writes them (one set per load)
@@ -33,7 +36,9 @@ from harness.errors import OutputError
 
 REQUESTS, EVENTS, PLACEMENTS, METRICS, SUMMARY = "requests.csv", "events.csv", "placements.jsonl", "metrics.csv", "summary.json"
 EVENT_FIELDS = ("t", "t_run", "kind", "detail")
-METRIC_FIELDS = ("t", "t_run", "pod", "service", "node", "cpu_cores", "rps")
+METRIC_FIELDS = ("t", "t_run", "pod", "service", "node", "cpu_cores", "rps", "requests", "internal_ms", "external_ms",
+                 "request_ms")
+TOTALS = METRIC_FIELDS[-4:]
 
 
 def sha256(path: Path) -> str:
@@ -129,10 +134,12 @@ class RunDir:
             self._events.flush()
         return row
 
-    def placement(self, placement: dict[str, list[str]], predicted_ms: float | None, reason: str) -> None:
+    def placement(self, placement: dict[str, list[str]], predicted: dict | None, reason: str) -> None:
+        """``predicted``: the model's ``predict`` of this placement (None while a service has no pod)."""
         t = time.time()
         rec = {"t": round(t, 3), "t_run": self.since_start(t), "reason": reason,
-               "predicted_ms": None if predicted_ms is None else round(predicted_ms, 3), "placement": placement}
+               "predicted_ms": None if predicted is None else round(predicted["latency_ms"], 3), "placement": placement,
+               "predicted": predicted}
         with self._lock, self._writing(self.path / PLACEMENTS):
             self.placements.append(rec)
             self._placements.write(json.dumps(rec) + "\n")

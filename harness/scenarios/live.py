@@ -28,13 +28,17 @@ from harness.rescheduler.live import Lineage, LiveView, initial_placement, moved
 from harness.rescheduler.loop import CycleGuard
 from harness.results import placement_metrics as pm
 from harness.results import summary as summ
-from harness.results.rundir import RunDir, merge_request_logs
+from harness.results.rundir import TOTALS, RunDir, merge_request_logs
 from harness.spec.app import App
 from harness.spec.profile import Profile
 from harness.spec.scenario import FaultParams, Scenario
 from harness.spec.testbed_state import TestbedState
 from harness.testbed.cluster import Cluster
 from harness.testbed.pods import Pod, deploy, undeploy
+from harness.testbed.speed import host_reference_ms
+
+
+SCRAPE_SETTLE_S = 1.5  # Prometheus scrapes the cells every second: wait for the last requests to be in
 
 
 @dataclass
@@ -82,6 +86,7 @@ class LiveRun:
         self.moves = 0
         self.pods_at_start = 0
         self.threads: list[threading.Thread] = []
+        self.host_ms: list[float] = []
         self.healing: set[float] = set()  # faults whose self-healing is under way; the rescheduler waits
 
     # -------------------------------------------------------------- events
@@ -94,7 +99,8 @@ class LiveRun:
             self.record_placement("move")
 
     def record_placement(self, reason: str) -> None:
-        self.out.placement(self.view.placement(), self.view.predicted_ms(), reason)
+        t_run = 0.0 if self.out.t0 is None else time.time() - self.out.t0
+        self.out.placement(self.view.placement(), self.view.predicted(open_rate(self.plan.scenario, t_run)), reason)
 
     # -------------------------------------------------------------- phases
     def deploy(self) -> None:
@@ -315,13 +321,20 @@ class LiveRun:
     def metrics_loop(self, period: float = 5.0) -> None:
         metrics = Metrics(self.plan.state.prometheus_url)
         while not self.stop.wait(period):
-            try:
-                cpu, rps = metrics.pod_cpu_cores(), metrics.pod_requests_per_second()
-            except Exception:
-                continue  # Prometheus busy: the next pull covers it
-            rows = [(p.name, p.service, p.node, round(cpu.get(p.name, float("nan")), 4), round(rps.get(p.name, float("nan")), 3))
-                    for p in self.cluster.pods()]
-            self.out.metrics(rows)
+            self.pull_metrics(metrics)
+            self.host_ms.append(host_reference_ms())  # the host's speed through the run
+
+    def pull_metrics(self, metrics: Metrics) -> None:
+        """One row per pod in metrics.csv: its CPU, requests/s and running time totals."""
+        try:
+            cpu, rps, totals = metrics.pod_cpu_cores(), metrics.pod_requests_per_second(), metrics.pod_time_totals()
+        except Exception:
+            return  # Prometheus busy: the next pull covers it
+        nan = float("nan")
+        rows = [(p.name, p.service, p.node, round(cpu.get(p.name, nan), 4), round(rps.get(p.name, nan), 3),
+                 *(round(totals.get(p.name, {}).get(k, nan), 3) for k in TOTALS))
+                for p in self.cluster.pods()]
+        self.out.metrics(rows)
 
     # -------------------------------------------------------------- the run
     def run(self) -> dict:
@@ -329,6 +342,7 @@ class LiveRun:
         started = time.time()
         partial = True
         loads: list[LoadGenerator] = []
+        self.host_ms = [host_reference_ms()]  # the host's speed as the run starts (it drifts: testbed.speed)
         try:
             self.deploy()
             for k, spec in enumerate(sc.loads()):
@@ -365,6 +379,9 @@ class LiveRun:
                     merge_request_logs(self.out.path)
                     for th in self.threads:
                         th.join(timeout=30)
+                    if loads:  # the counters as the load ended: the last interval's per-service times
+                        time.sleep(SCRAPE_SETTLE_S)
+                        self.pull_metrics(Metrics(self.plan.state.prometheus_url))
                     summary = self.summarize(loads, started, partial)
                 finally:
                     self.cleanup()
@@ -433,6 +450,9 @@ class LiveRun:
         healed = [f["healed_s"] for f in self.fault_log if "healed_s" in f]  # faults whose pods were placed again
         base["recovery_s"] = max(healed) if healed and all(h is not None for h in healed) else None
         base["scale_events"] = sum(1 for e in self.out.events if e["kind"] == "scale")
+        self.host_ms.append(host_reference_ms())
+        # CPU ms of a fixed job at the start, every metrics pull and the end: the host's drift, seen
+        base["host_reference_ms"] = [round(x, 3) for x in self.host_ms]
         try:
             req = summ.read_requests(self.out.path)
             stats = summ.summarize(req, self.out.t0, t_end, sc.warmup_s, sc.threshold_ms)
@@ -501,6 +521,14 @@ class _Injection:
 
     def on_cleanup(self, undo: Callable[[], None]) -> None:
         self._run.undo.append(undo)
+
+
+def open_rate(sc: Scenario, t_run: float) -> float | None:
+    """Requests per second the scenario sends at ``t_run`` when every load is open or periodic
+    (a known rate: the queueing model can predict); None for closed loops and traces."""
+    if any(load.mode not in ("open", "periodic") for load in sc.loads()):
+        return None
+    return sum(next(s.value for s in reversed(load.steps) if s.at_s <= max(0.0, t_run)) for load in sc.loads())
 
 
 def time_weighted_users(steps, warmup_s: float, span: float) -> float:

@@ -101,10 +101,12 @@ class LatencyModel:
         return out
 
     # ------------------------------------------------------------------ core
-    def terms(self, X: np.ndarray, partial: bool = False) -> dict[str, np.ndarray]:
+    def terms(self, X: np.ndarray, partial: bool = False, E: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """All the model's terms for a batch X (B, S, N); every service needs ≥ 1 replica, unless
         ``partial``: then a service without replicas counts as absent (no execution time, no call
-        delay, no gateway delay), the cost of a placement being built pod by pod."""
+        delay, no gateway delay), the cost of a placement being built pod by pod. ``E``: time per
+        (service, node) other than the profile's execution time (S, N) or (B, S, N) — the
+        queueing model's sojourn times (sim.queueing)."""
         X = np.asarray(X, dtype=float)
         if X.ndim == 2:
             X = X[None]
@@ -112,7 +114,11 @@ class LatencyModel:
 
         def per(total, n):
             return np.divide(total, n, out=np.zeros_like(total), where=n > 0) if partial else total / n
-        T_E = per((X * self.E[None]).sum(axis=2), count)
+        if E is None:
+            T_E = per((X * self.E[None]).sum(axis=2), count)
+        else:  # an overloaded node's time is infinite; where no pod runs it does not count
+            with np.errstate(invalid="ignore"):
+                T_E = per(np.where(X > 0, X * (E[None] if E.ndim == 2 else E), 0.0).sum(axis=2), count)
         D_S = {}
         for i, j in self.edges:  # eqs. 3-4 only where a call exists
             D_S[(i, j)] = per(np.einsum("bn,nm,bm->b", X[:, i], self.D, X[:, j]), count[:, i] * count[:, j])
@@ -156,7 +162,11 @@ class LatencyModel:
 
     def predict(self, placement: dict[str, list[str]]) -> dict:
         """The prediction and its breakdown, in plain Python types (what `harness predict` prints)."""
-        t = self.terms(self.counts(placement))
+        return self.predict_counts(self.counts(placement))
+
+    def predict_counts(self, X: np.ndarray) -> dict:
+        """``predict`` of a replica-count matrix (S, N)."""
+        t = self.terms(X)
         return {
             "latency_ms": float(t["D_msa"][0]),
             "gateway_ms": float(t["D_gateway"][0]),

@@ -14,7 +14,9 @@ from harness.spec.testbed_state import TestbedState
 def topology(profile: Profile, state: TestbedState | None = None, rtt: str = "measured") -> Topology:
     """Placement nodes are the nodes whose role is not client; the user sits on the client nodes
     (averaged). RTTs come from the testbed state when given, else from the profile; 'measured'
-    falls back to 'configured' for pairs without a measurement."""
+    falls back to 'configured' for pairs without a measurement. A calibrated profile's overheads
+    are added: its call overhead to every RTT between placement nodes (a call to a pod on the
+    same node included), its gateway overhead to the user's RTTs."""
     if state is not None:
         info = {n.name: (n.type, n.tier, n.cpus, n.memory_gb, n.role, n.site, n.cost, n.gpus) for n in state.nodes}
         conf, meas = state.rtt_configured_ms, state.rtt_measured_ms
@@ -32,6 +34,9 @@ def topology(profile: Profile, state: TestbedState | None = None, rtt: str = "me
         v = meas.get(a, {}).get(b) if rtt == "measured" else None
         return float(v if v is not None else conf[a][b])
 
+    call = gateway = 0.0
+    if profile.calibration is not None:  # the overheads harness calibrate fitted (harness.scenarios.calibration)
+        call, gateway = profile.calibration.call_overhead_ms, profile.calibration.gateway_overhead_ms
     hosts = [n for n, i in info.items() if i[4] != "client"]
     users = [n for n, i in info.items() if i[4] == "client"]
     if not users:
@@ -39,8 +44,8 @@ def topology(profile: Profile, state: TestbedState | None = None, rtt: str = "me
     return Topology(
         nodes=tuple(hosts), node_types=tuple(info[n][0] for n in hosts), tiers=tuple(info[n][1] for n in hosts),
         cpus=np.array([info[n][2] for n in hosts], float), memory_mib=np.array([info[n][3] * 1024 for n in hosts], float),
-        rtt=np.array([[d(a, b) for b in hosts] for a in hosts]),
-        user_rtt=np.array([np.mean([d(u, n) for u in users]) for n in hosts]),
+        rtt=np.array([[d(a, b) + call for b in hosts] for a in hosts]),
+        user_rtt=np.array([np.mean([d(u, n) for u in users]) + gateway for n in hosts]),
         roles=tuple(info[n][4] for n in hosts), sites=tuple(info[n][5] for n in hosts),
         costs=np.array([info[n][6] for n in hosts], float), gpus=np.array([info[n][7] for n in hosts], float),
     )

@@ -20,6 +20,22 @@ class Timing(BaseModel):
     samples: int = Field(ge=1)
 
 
+class Calibration(BaseModel):
+    """How ``harness calibrate`` fitted this profile to the testbed (``harness.scenarios.calibration``): the
+    execution times are then the ones measured live, and the model adds these overheads."""
+
+    model_config = ConfigDict(extra="forbid")
+    method: str
+    created: str = ""
+    source_profile: str = ""
+    call_overhead_ms: float = Field(0.0, description="added to the RTT of every call between pods")
+    gateway_overhead_ms: float = Field(0.0, description="added to the user's RTT to the entry service")
+    rtt: str = Field("configured", description="the RTT matrix the overheads were fitted on top of")
+    host_reference_ms: float | None = Field(None, description="testbed.speed.host_reference_ms while calibrating")
+    residuals: list[dict[str, Any]] = Field(default_factory=list, description="per measured run: ms measured, "
+                                            "predicted before and after")
+
+
 class Profile(BaseModel):
     model_config = ConfigDict(extra="forbid")
     app: str
@@ -31,6 +47,7 @@ class Profile(BaseModel):
     nodes: dict[str, str]  # node -> type
     services: dict[str, dict[str, Timing]]  # service -> node type -> timing
     rtt_ms: dict[str, dict[str, dict[str, float | None]]]  # measured / configured -> a -> b -> ms
+    calibration: Calibration | None = None  # set by harness calibrate; None: REACH's model as published
 
     def execution_ms(self, service: str, node_type: str) -> float:
         return self.services[service][node_type].mean_ms

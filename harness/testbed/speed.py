@@ -58,3 +58,19 @@ def speed_ratios(cluster: Cluster, rounds: int = 5) -> dict[str, dict]:
                 "slowdown": statistics.median(ratios[t]), "expected": speed[ref] / speed[t],
                 "rounds": [round(r, 3) for r in ratios[t]],
                 "round_seconds": [round(x, 3) for x in walls[t]]} for t in first}
+
+
+def host_reference_ms(digits: int = 400, repeats: int = 5) -> float:
+    """CPU milliseconds this host needs now for a fixed piece of the cells' own kind of work (π
+    digits, big-integer arithmetic), median of ``repeats``. CPU time, not wall time: the cgroup
+    quotas do not enter it, only how fast the host computes, which drifts (see above)."""
+    import time
+
+    from harness.workload.jobs import pi_digits
+
+    times = []
+    for _ in range(repeats):
+        t = time.process_time()
+        pi_digits(digits)
+        times.append((time.process_time() - t) * 1000)
+    return statistics.median(times)

@@ -1,0 +1,243 @@
+"""How far the simulator's prediction is from the testbed, before and after calibration.
+
+For each app: the calibration placements (harness.scenarios.calibration) and K other placements (random
+feasible one-replica placements, chosen to span the range of predicted latencies) are measured
+live in one session, taking turns, under steady closed-loop load. The calibration is fitted on
+the calibration placements only; the table compares, on the K others, the measured mean latency
+with the profile's model (REACH's equations as published) and with the calibrated model. Prints
+the mean absolute error and the Spearman rank correlation of each, against the bar (≤ 10 %,
+≥ 0.9), and writes fidelity.csv and one calibrated profile per app beside the runs.
+
+With ``--open DIR`` (DIR: an earlier run's output): open-loop Poisson load at two rates (shares
+of the saturation rate the calibrated model gives the busiest node) on each app's median
+evaluation placement; the measured mean against the load-free models and the queueing model
+(sim.queueing, both disciplines); the bar: node-ps within 15 % at both rates, and closer than the
+load-free calibrated model at the higher one.
+
+Needs a provisioned testbed (`harness provision`); about 6 minutes per app at --seconds 20.
+
+    .venv/bin/python benchmarks/fidelity.py [--apps chain,aggregator-sequential,aggregator-parallel]
+        [--seconds 20] [--placements 6] [--seed 0] [--out results]
+    .venv/bin/python benchmarks/fidelity.py --open results/<utc>-fidelity [--rates 0.25,0.7] [--seconds 60]
+    .venv/bin/python benchmarks/fidelity.py --regret results/<utc>-fidelity
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from harness.scenarios import calibration
+from harness.results.collect import find
+from harness.sim.topology import model_for
+from harness.spec.app import load_app
+from harness.spec.profile import load_profile
+from harness.testbed.lock import exclusive
+from harness.testbed.open import open_cluster
+
+REPO = Path(__file__).resolve().parents[1]
+MAE_BAR, SPEARMAN_BAR = 10.0, 0.9
+
+
+def spread_placements(app, model, state, k: int, seed: int, avoid: list[dict]) -> dict[str, dict]:
+    """k random one-replica placements that fit the nodes' CPU, at evenly spaced quantiles of the
+    model's predicted latency (so a ranking has something to rank), none equal to ``avoid``."""
+    rng = np.random.default_rng(seed)
+    hosts = [n for n in state.nodes if n.role != "client"]
+    seen, cands = {tuple(tuple(p[s]) for s in app.services) for p in avoid}, []
+    for _ in range(2000):
+        free = {n.name: n.cpus for n in hosts}
+        p = {}
+        for s in app.services:
+            ok = [n.name for n in hosts if free[n.name] >= app.cpu_request(s) - 1e-9]
+            node = ok[int(rng.integers(len(ok)))]
+            free[node] -= app.cpu_request(s)
+            p[s] = [node]
+        key = tuple(tuple(p[s]) for s in app.services)
+        if key not in seen:
+            seen.add(key)
+            cands.append((float(model.latency(model.counts(p))[0]), p))
+    cands.sort(key=lambda c: c[0])
+    picks = [cands[round(q * (len(cands) - 1))][1] for q in np.linspace(0, 1, k)]
+    return {f"eval-{i + 1}": p for i, p in enumerate(picks)}
+
+
+def spearman(a, b) -> float:
+    ra, rb = np.argsort(np.argsort(a)), np.argsort(np.argsort(b))
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--apps", default="chain,aggregator-sequential,aggregator-parallel")
+    ap.add_argument("--seconds", type=float, default=20.0, help="measured seconds per placement")
+    ap.add_argument("--placements", type=int, default=6, help="evaluation placements per app")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=1, help="rounds over all the placements (they take turns); "
+                    "a placement's measured latency is the mean over its rounds")
+    ap.add_argument("--state-dir", type=Path, default=Path(".harness"))
+    ap.add_argument("--out", type=Path, default=Path("results"))
+    ap.add_argument("--open", type=Path, metavar="FIDELITY_DIR", help="instead: open-loop Poisson load on each app's "
+                    "median evaluation placement of an earlier run of this script, with its calibrated profile")
+    ap.add_argument("--rates", default="0.25,0.7", help="with --open: rates as shares of the calibrated model's "
+                    "saturation rate of the placement's busiest node")
+    ap.add_argument("--regret", type=Path, metavar="FIDELITY_DIR", help="instead (no testbed needed): what "
+                    "optimising the uncalibrated model costs on the calibrated one — each app's exact optimum (MILP) "
+                    "at 1 and 3 replicas per service under both models, both measured by the calibrated model")
+    args = ap.parse_args()
+    if args.open:
+        return open_loop(args)
+    if args.regret:
+        return regret(args)
+    where = args.out / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-fidelity"
+    rows, verdicts = [], []
+    with exclusive(args.state_dir):
+        cluster = open_cluster(args.state_dir)
+        state = cluster.state
+        for name in args.apps.split(","):
+            app_file, profile_file = REPO / f"workloads/{name}.json", REPO / f"profiles/{name}.{state.name}.json"
+            app, profile = load_app(app_file), load_profile(profile_file)
+            before = model_for(app, profile, state, rtt="configured")
+            cal = calibration.placements_to_measure(app, state)
+            evals = spread_placements(app, before, state, args.placements, args.seed, list(cal.values()))
+            print(f"{name}: measuring {len(cal)} calibration and {len(evals)} evaluation placements, "
+                  f"{args.seconds:g} s each, {args.repeat} round(s)", flush=True)
+            calibration.measure(cluster, state, args.state_dir, app, app_file, profile, profile_file,
+                                {**cal, **evals}, args.seconds, where / name, repeats=args.repeat,
+                                on_done=lambda s: print(f"  {s['policy']} r{s['repeat']}: {s.get('mean_ms', float('nan')):.1f} "
+                                                        f"ms over {s.get('requests', 0)} requests", flush=True))
+            runs: dict[str, list] = {}
+            for r in find([where / name]).runs:
+                runs.setdefault(r.policy, []).append(r)
+            fitted = calibration.fit(app, profile, state, [r for p in cal for r in runs[p]])
+            calibrated = calibration.calibrated_profile(profile, fitted, [], cal, args.seconds,
+                                                        str(profile_file.relative_to(REPO)))
+            (where / name / f"{name}.{state.name}.calibrated.json").write_text(calibrated.model_dump_json(indent=1))
+            after = model_for(app, calibrated, state, rtt="configured")
+            app_rows = []
+            for label, p in evals.items():
+                measured = float(np.mean([r.summary["mean_ms"] for r in runs[label]]))
+                b, a = (float(m.latency(m.counts(p))[0]) for m in (before, after))
+                app_rows.append({"app": name, "placement": label, "nodes": " ".join(p[s][0] for s in app.services),
+                                 "measured_ms": round(measured, 2), "model_ms": round(b, 2), "calibrated_ms": round(a, 2),
+                                 "model_error_pct": round(100 * (b - measured) / measured, 2),
+                                 "calibrated_error_pct": round(100 * (a - measured) / measured, 2)})
+            rows += app_rows
+            print(f"\n{name}: call overhead {fitted.call_overhead_ms:.2f} ms, gateway overhead "
+                  f"{fitted.gateway_overhead_ms:.2f} ms")
+            print(f"{'placement':10s} {'nodes':48s} {'measured':>9s} {'model':>16s} {'calibrated':>16s}")
+            for r in app_rows:
+                print(f"{r['placement']:10s} {r['nodes']:48s} {r['measured_ms']:9.1f} "
+                      f"{r['model_ms']:8.1f} ({r['model_error_pct']:+5.1f}%) {r['calibrated_ms']:8.1f} "
+                      f"({r['calibrated_error_pct']:+5.1f}%)")
+            m = [r["measured_ms"] for r in app_rows]
+            for what, key, err in (("model", "model_ms", "model_error_pct"),
+                                   ("calibrated", "calibrated_ms", "calibrated_error_pct")):
+                mae = float(np.mean([abs(r[err]) for r in app_rows]))
+                rho = spearman(m, [r[key] for r in app_rows])
+                print(f"{name} {what:10s}: mean absolute error {mae:5.1f} %, Spearman {rho:+.2f}")
+                if what == "calibrated":
+                    verdicts.append((f"{name}: calibrated MAE {mae:.1f} % ≤ {MAE_BAR:g} %", mae <= MAE_BAR))
+                    verdicts.append((f"{name}: calibrated Spearman {rho:.2f} ≥ {SPEARMAN_BAR}", rho >= SPEARMAN_BAR))
+            print(flush=True)
+    with open(where / "fidelity.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    for text, ok in verdicts:
+        print(f"{'PASS' if ok else 'FAIL'} {text}")
+    print(f"wrote {where / 'fidelity.csv'}")
+    return 0 if all(ok for _, ok in verdicts) else 1
+
+
+def open_loop(args) -> int:
+    """The queueing model (node-ps, erlang-c) and the load-free models against open-loop load."""
+    from harness.sim.queueing import DISCIPLINES, QueueingModel
+
+    src = args.open
+    rows = list(csv.DictReader(open(src / "fidelity.csv")))
+    where = args.out / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-fidelity-open"
+    shares = [float(x) for x in args.rates.split(",")]
+    out, verdicts = [], []
+    with exclusive(args.state_dir):
+        cluster = open_cluster(args.state_dir)
+        state = cluster.state
+        for name in args.apps.split(","):
+            app_file, profile_file = REPO / f"workloads/{name}.json", REPO / f"profiles/{name}.{state.name}.json"
+            app, profile = load_app(app_file), load_profile(profile_file)
+            calibrated = load_profile(src / name / f"{name}.{state.name}.calibrated.json")
+            mine = sorted((r for r in rows if r["app"] == name), key=lambda r: float(r["measured_ms"]))
+            pick = mine[len(mine) // 2]
+            placement = dict(zip(app.services, ([n] for n in pick["nodes"].split())))
+            before = model_for(app, profile, state, rtt="configured")
+            after = model_for(app, calibrated, state, rtt="configured")
+            X = after.counts(placement)
+            sat = QueueingModel(after, "node-ps").saturation_rate(X)
+            print(f"{name}: placement {pick['nodes']}, saturation {sat:.2f} req/s (calibrated, node-ps)", flush=True)
+            for share in shares:
+                rate = round(share * sat, 3)
+                runs = calibration.measure(cluster, state, args.state_dir, app, app_file, calibrated, profile_file,
+                                           {f"open-{share:g}": placement}, args.seconds, where / name / f"{share:g}",
+                                           load={"mode": "open", "steps": [{"at_s": 0, "value": rate}]})
+                measured = float(runs[0]["mean_ms"])
+                r = {"app": name, "nodes": pick["nodes"], "share": share, "rate_per_s": rate,
+                     "requests": runs[0].get("requests"), "measured_ms": round(measured, 2),
+                     "model_ms": round(float(before.latency(X)[0]), 2),
+                     "calibrated_ms": round(float(after.latency(X)[0]), 2),
+                     **{f"{d}_ms": round(QueueingModel(after, d).latency(X, rate), 2) for d in DISCIPLINES}}
+                out.append(r)
+                print("  " + ", ".join(f"{k} {v}" for k, v in r.items() if k not in ("app", "nodes")), flush=True)
+            lo, hi = out[-len(shares)], out[-1]
+            for r in (lo, hi):
+                err = abs(r["node-ps_ms"] - r["measured_ms"]) / r["measured_ms"]
+                verdicts.append((f"{name} at {r['share']:g} of saturation: queueing (node-ps) within 15 % "
+                                 f"({100 * err:.1f} %)", err <= 0.15))
+            closer = abs(hi["node-ps_ms"] - hi["measured_ms"]) < abs(hi["calibrated_ms"] - hi["measured_ms"])
+            verdicts.append((f"{name} at {hi['share']:g}: queueing closer than the load-free calibrated model "
+                             f"({hi['node-ps_ms']:.1f} vs {hi['calibrated_ms']:.1f}, measured {hi['measured_ms']:.1f})",
+                             closer))
+    with open(where / "fidelity_open.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(out[0]))
+        w.writeheader()
+        w.writerows(out)
+    for text, ok in verdicts:
+        print(f"{'PASS' if ok else 'FAIL'} {text}")
+    print(f"wrote {where / 'fidelity_open.csv'}")
+    return 0 if all(ok for _, ok in verdicts) else 1
+
+
+def regret(args) -> int:
+    """Would a policy optimised on REACH's uncalibrated model place differently? The exact optimum
+    under each model, both valued by the calibrated one: a gap says the policy should be retrained."""
+    from harness.solvers import reach_milp
+    from harness.spec.testbed_state import load_state
+
+    state = load_state(args.state_dir)
+    print(f"{'app':22s} {'pods':>4s} {'optimum (profile)':>18s} {'optimum (calibrated)':>21s} {'regret':>7s}")
+    for name in args.apps.split(","):
+        app = load_app(REPO / f"workloads/{name}.json")
+        models = {k: model_for(app, load_profile(f), state, rtt="configured") for k, f in (
+            ("profile", REPO / f"profiles/{name}.{state.name}.json"),
+            ("calibrated", args.regret / name / f"{name}.{state.name}.calibrated.json"))}
+        cal = models["calibrated"]
+        for r in (1, 3):
+            best = {}
+            for k, m in models.items():
+                prob = reach_milp.ReachProblem(
+                    model=m, replicas=np.full(m.S, r), room_cpu=m.topo.cpus.copy(), room_memory_mib=m.topo.memory_mib.copy(),
+                    cpu=np.array([app.cpu_request(s) for s in m.services]),
+                    memory_mib=np.array([app.memory_request(s) for s in m.services]),
+                    allowed=np.ones((m.S, len(m.topo.nodes)), bool), spread=np.zeros(m.S, bool))
+                best[k] = float(cal.latency(reach_milp.solve(prob, time_limit=60).counts)[0])
+            print(f"{name:22s} {r * cal.S:4d} {best['profile']:15.1f} ms {best['calibrated']:18.1f} ms "
+                  f"{100 * (best['profile'] / best['calibrated'] - 1):6.1f}%", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""harness calibrate: measure a few placements live and write a profile the simulator fits the testbed with."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from harness.cli.main import app, warn_app
+
+
+@app.command()
+def calibrate(
+    ctx: typer.Context,
+    app_file: Path = typer.Argument(..., help="App JSON (μBench workmodel or harness superset)."),
+    profile: Optional[Path] = typer.Option(None, "--profile", help="The profile to calibrate (default: "
+                                           "profiles/<app>.<testbed>.json)."),
+    seconds: float = typer.Option(30.0, "--seconds", min=5, help="Measured seconds per placement (after a 5 s warm-up)."),
+    repeat: int = typer.Option(1, "--repeat", min=1, help="Rounds over the placements (they take turns)."),
+    out: Path = typer.Option(Path("profiles"), "--out", help="Folder for <app>.<testbed>.calibrated.json."),
+    results: Path = typer.Option(Path("results"), "--results", help="Where the measured runs are kept "
+                                 "(<utc>-calibrate-<app>/)."),
+) -> None:
+    """Fit the simulator to this testbed as it is now. Deploys the app on one node type at a
+    time and split between cloud and edge, measures each placement under one closed-loop user
+    (the placements take turns), and fits what REACH's model lacks: each service's execution
+    time as the cells measure it live, an overhead per call and one on the user's request.
+    Writes profiles/<app>.<testbed>.calibrated.json (the profile, with 'calibration' saying how);
+    give it to run, train, evaluate or predict with --profile. The original profile is kept."""
+    import time
+
+    from rich.console import Console
+    from rich.live import Live
+    from rich.table import Table
+
+    from harness.scenarios import calibration
+    from harness.cli.run import _render
+    from harness.results.collect import find
+    from harness.scenarios.session import check_writable, find_profile
+    from harness.spec.app import load_app
+    from harness.spec.profile import load_profile
+    from harness.testbed.lock import exclusive
+    from harness.testbed.open import open_cluster
+
+    state_dir = ctx.obj["state_dir"]
+    spec = load_app(app_file)
+    warn_app(spec, app_file)
+    check_writable(out)
+    check_writable(results)
+    with exclusive(state_dir):
+        cluster = open_cluster(state_dir)
+        state = cluster.state
+        profile_file = find_profile(spec, state.name, profile)
+        prof = load_profile(profile_file)
+        placements = calibration.placements_to_measure(spec, state)
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        where = results / f"{stamp}-calibrate-{spec.name}"
+        console = Console()
+        console.print(f"calibrating {spec.name} on {state.name}: {len(placements)} placements "
+                      f"({', '.join(placements)}) × {repeat}, {seconds:g} s each; runs in {where}")
+        with Live(console=console, refresh_per_second=4, transient=True) as live:
+            rows = calibration.measure(cluster, state, state_dir, spec, app_file, prof, profile_file, placements,
+                                       seconds, where, repeats=repeat, on_tick=lambda lv: live.update(_render(lv)))
+    collected = find([where])
+    result = calibration.fit(spec, prof, state, collected.runs)
+    host = [x for r in rows for x in r.get("host_reference_ms", [])]
+    calibrated = calibration.calibrated_profile(prof, result, host, placements, seconds, str(profile_file))
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / f"{spec.name}.{state.name}.calibrated.json"
+    tmp = target.with_suffix(".json.tmp")
+    tmp.write_text(calibrated.model_dump_json(indent=1))
+    tmp.replace(target)
+    table = Table(title=f"call overhead {result.call_overhead_ms:.2f} ms, gateway overhead "
+                        f"{result.gateway_overhead_ms:.2f} ms")
+    for c in ("placement", "measured ms", "profile's model", "calibrated model"):
+        table.add_column(c, justify="right" if c != "placement" else "left")
+    for r in result.residuals:
+        table.add_row(r["placement"], f"{r['measured_ms']:.1f}", f"{r['before_ms']:.1f} ({_err(r['before_ms'], r['measured_ms'])})",
+                      f"{r['after_ms']:.1f} ({_err(r['after_ms'], r['measured_ms'])})")
+    console.print(table)
+    console.print(f"wrote {target}")
+
+
+def _err(predicted: float, measured: float) -> str:
+    return f"{100 * (predicted - measured) / measured:+.1f} %"

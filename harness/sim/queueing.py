@@ -1,0 +1,89 @@
+"""Queueing on top of REACH's model: the latency a placement gives under a known open-loop rate.
+
+REACH's model (``sim.latency``) has no load: a service takes its profiled execution time however
+many requests arrive. Here each request rate λ (per second, into the entry services, shared
+equally as ``LatencyModel`` shares them) flows through the call graph: service s is visited
+v_s times per request (a call with probability p in a group that calls seq_len of its k
+services counts p · min(seq_len, k) / k, as the load-free model weighs it), and its replicas
+share its arrivals equally (round-robin). Each pod's execution time E then becomes a sojourn
+time W, and eqs. 2-9 run on W instead of E. Two disciplines:
+
+- ``node-ps`` (default): a node is one processor-sharing server (M/G/1-PS): every pod on the
+  node shares the node's CPU, so W = E / (1 − ρ_node), with ρ_node = Σ over the node's pods of
+  their arrival rate × E. Right where a node's CPU share is at most one core and a job cannot use
+  more — the local testbed (cgroup bandwidth below one core per node), and any cell, whose Python
+  job holds one core at most. PS is insensitive to the service-time distribution.
+- ``erlang-c``: per (service, node), an M/M/c queue with c = the service's replicas there and
+  μ = 1 / E (SIL-GPO, paper 002, eqs. 35-37): W = C(c, λ/μ) / (cμ − λ) + 1/μ. Replicas of other
+  services on the node do not slow it down.
+
+A node (or queue) at or beyond saturation gives an infinite latency. The rate a placement can
+take at most is ``saturation_rate``.
+"""
+
+from __future__ import annotations
+
+from math import factorial
+
+import numpy as np
+
+from harness.sim.latency import LatencyModel
+
+DISCIPLINES = ("node-ps", "erlang-c")
+
+
+def visits(model: LatencyModel) -> np.ndarray:
+    """(S,) expected visits of each service per request (entries shared equally)."""
+    v = np.zeros(model.S)
+    for e in model.entries:
+        v[e] += 1.0 / len(model.entries)
+    for i in reversed(model.order):  # callers before their callees
+        for callees, w in model.groups[i]:
+            v[callees] += v[i] * w
+    return v
+
+
+def erlang_c_wait(c: int, a: float) -> float:
+    """Erlang C: the probability an arrival waits in M/M/c with offered load a = λ/μ < c."""
+    top = a ** c / factorial(c) * c / (c - a)
+    return top / (sum(a ** k / factorial(k) for k in range(c)) + top)
+
+
+class QueueingModel:
+    def __init__(self, model: LatencyModel, discipline: str = "node-ps"):
+        if discipline not in DISCIPLINES:
+            raise ValueError(f"discipline must be one of {', '.join(DISCIPLINES)}")
+        self.model, self.discipline = model, discipline
+        self.v = visits(model)
+
+    def arrivals(self, X: np.ndarray, rate: float) -> np.ndarray:
+        """(S, N) requests per second reaching each (service, node)."""
+        X = np.asarray(X, float)
+        return rate * self.v[:, None] * X / X.sum(axis=1, keepdims=True)
+
+    def sojourn_ms(self, X: np.ndarray, rate: float) -> np.ndarray:
+        """(S, N) mean time a request spends in each (service, node)'s job, waiting included."""
+        X = np.asarray(X, float)
+        E, lam = self.model.E, self.arrivals(X, rate)
+        if self.discipline == "node-ps":
+            rho = (lam * E / 1000).sum(axis=0)  # per node
+            with np.errstate(divide="ignore"):
+                return np.where(rho[None] < 1, E / np.maximum(1e-12, 1 - rho[None]), np.inf)
+        W = np.array(E, float)
+        for s, n in zip(*np.nonzero(X)):
+            c, mu = int(X[s, n]), 1000 / E[s, n]
+            a = lam[s, n] / mu
+            W[s, n] = np.inf if a >= c else erlang_c_wait(c, a) / (c * mu - lam[s, n]) * 1000 + E[s, n]
+        return W
+
+    def latency(self, X: np.ndarray, rate: float) -> float:
+        """D_msa under ``rate`` requests per second (inf when a node or queue saturates)."""
+        return float(self.model.terms(X, E=self.sojourn_ms(X, rate))["D_msa"][0])
+
+    def saturation_rate(self, X: np.ndarray) -> float:
+        """The request rate at which the busiest node (node-ps) or queue (erlang-c) saturates."""
+        X = np.asarray(X, float)
+        per_request = self.arrivals(X, 1.0) * self.model.E / 1000  # busy seconds per request
+        if self.discipline == "node-ps":
+            return float(1 / per_request.sum(axis=0).max())
+        return float(1 / (per_request[X > 0] / X[X > 0]).max())

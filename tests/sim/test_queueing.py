@@ -1,0 +1,55 @@
+"""The queueing model against closed forms: M/G/1-PS per node, Erlang C per (service, node)."""
+
+import numpy as np
+import pytest
+
+from harness.sim.latency import LatencyModel
+from harness.sim.queueing import QueueingModel, erlang_c_wait, visits
+from tests.sim.test_latency import EXEC, TOPO, app, g
+
+CHAIN = app({"a": [g("b")], "b": [g("c")], "c": [g("d")]})
+
+
+def test_visits_follow_the_graph_and_its_weights():
+    assert visits(LatencyModel(CHAIN, EXEC, TOPO)).tolist() == [1, 1, 1, 1]
+    m = LatencyModel(app({"a": [g("b", p={"b": 0.5})], "b": [g("c", "d", seq=1)]}), EXEC, TOPO)
+    assert visits(m).tolist() == [1, 0.5, 0.25, 0.25]
+
+
+def test_no_load_is_the_load_free_model():
+    m = LatencyModel(CHAIN, EXEC, TOPO)
+    X = np.zeros((4, 4))
+    X[0, 0] = X[1, 0] = X[2, 2] = X[3, 3] = 1
+    for d in ("node-ps", "erlang-c"):
+        assert QueueingModel(m, d).latency(X, 0.0) == pytest.approx(float(m.latency(X)[0]))
+
+
+def test_node_processor_sharing_slows_every_pod_of_a_busy_node():
+    # a (10 ms) and b (30 ms) share c1: 10 req/s keep it busy 40 % of the time, so each takes 1/0.6 as long;
+    # c and d sit alone on e1 and e2 (10 and 4 ms at 10 req/s: 10 % and 4 % busy)
+    m = LatencyModel(CHAIN, EXEC, TOPO)
+    X = np.zeros((4, 4))
+    X[0, 0] = X[1, 0] = X[2, 2] = X[3, 3] = 1
+    q = QueueingModel(m, "node-ps")
+    W = q.sojourn_ms(X, 10.0)
+    assert W[0, 0] == pytest.approx(10 / 0.6) and W[1, 0] == pytest.approx(30 / 0.6)
+    assert W[2, 2] == pytest.approx(10 / 0.9) and W[3, 3] == pytest.approx(4 / 0.96)
+    load_free = float(m.latency(X)[0])
+    assert q.latency(X, 10.0) == pytest.approx(load_free + (10 / 0.6 - 10) + (30 / 0.6 - 30) + (10 / 0.9 - 10)
+                                               + (4 / 0.96 - 4))
+    assert q.saturation_rate(X) == pytest.approx(25.0)  # c1 is busy 40 ms per request
+    assert q.latency(X, 25.0) == np.inf
+
+
+def test_erlang_c_is_mm1_with_one_server_and_counts_replicas():
+    assert erlang_c_wait(1, 0.5) == pytest.approx(0.5)
+    assert erlang_c_wait(2, 1.0) == pytest.approx(1 / 3)
+    m = LatencyModel(CHAIN, EXEC, TOPO)
+    X = np.zeros((4, 4))
+    X[0, 0] = X[1, 0] = X[2, 2] = X[3, 3] = 1
+    W = QueueingModel(m, "erlang-c").sojourn_ms(X, 10.0)
+    assert W[1, 0] == pytest.approx(1000 / (1000 / 30 - 10))  # M/M/1: 1 / (μ − λ); a's pod does not slow b's
+    X[1, 0] = 2  # two replicas of b on c1 (5 req/s each way, as one M/M/2 at 10 req/s)
+    mu, lam = 1000 / 30, 10.0
+    assert QueueingModel(m, "erlang-c").sojourn_ms(X, 10.0)[1, 0] == pytest.approx(
+        (erlang_c_wait(2, lam / mu) / (2 * mu - lam) + 1 / mu) * 1000)
