@@ -145,13 +145,18 @@ def main() -> int:
                     verdicts.append((f"{name}: calibrated MAE {mae:.1f} % ≤ {MAE_BAR:g} %", mae <= MAE_BAR))
                     verdicts.append((f"{name}: calibrated Spearman {rho:.2f} ≥ {SPEARMAN_BAR}", rho >= SPEARMAN_BAR))
             print(flush=True)
-    with open(where / "fidelity.csv", "w", newline="") as f:
+    return finish(rows, verdicts, where / "fidelity.csv")
+
+
+def finish(rows: list[dict], verdicts: list[tuple[str, bool]], path: Path) -> int:
+    """Write the rows as CSV, print each verdict; 1 when any failed."""
+    with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
     for text, ok in verdicts:
         print(f"{'PASS' if ok else 'FAIL'} {text}")
-    print(f"wrote {where / 'fidelity.csv'}")
+    print(f"wrote {path}")
     return 0 if all(ok for _, ok in verdicts) else 1
 
 
@@ -201,14 +206,7 @@ def open_loop(args) -> int:
             verdicts.append((f"{name} at {hi['share']:g}: queueing closer than the load-free calibrated model "
                              f"({hi['node-ps_ms']:.1f} vs {hi['calibrated_ms']:.1f}, measured {hi['measured_ms']:.1f})",
                              closer))
-    with open(where / "fidelity_open.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(out[0]))
-        w.writeheader()
-        w.writerows(out)
-    for text, ok in verdicts:
-        print(f"{'PASS' if ok else 'FAIL'} {text}")
-    print(f"wrote {where / 'fidelity_open.csv'}")
-    return 0 if all(ok for _, ok in verdicts) else 1
+    return finish(out, verdicts, where / "fidelity_open.csv")
 
 
 def regret(args) -> int:

@@ -393,6 +393,7 @@ class LiveRun:
         due = sorted(sc.faults, key=lambda f: f.at_s)
         tails = [RequestTail(load.out) for load in loads]
         recent: list[tuple[float, float, bool]] = []  # (t_send, latency_ms, ok)
+        rate = open_rate(sc, 0.0)
         lat: list[float] = []
         while True:
             now = time.time()
@@ -400,6 +401,9 @@ class LiveRun:
             while due and elapsed >= due[0].at_s:
                 f = due.pop(0)
                 self.inject(f, self.out.t0 + f.at_s)
+            if rate is not None and open_rate(sc, elapsed) != rate:  # a new rate: a new queueing prediction
+                rate = open_rate(sc, elapsed)
+                self.record_placement("rate")
             for row in (r for tail in tails for r in tail.read()):
                 try:
                     t, ms, ok = float(row[0]), float(row[1]), summ.is_ok(row[2], row[4] if len(row) > 4 else "")
