@@ -81,6 +81,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1, help="rounds over all the placements (they take turns); "
                     "a placement's measured latency is the mean over its rounds")
     ap.add_argument("--state-dir", type=Path, default=Path(".harness"))
+    ap.add_argument("--testbed", default="reach-local", help="with --regret and no testbed up: the profiles' testbed")
     ap.add_argument("--out", type=Path, default=Path("results"))
     ap.add_argument("--open", type=Path, metavar="FIDELITY_DIR", help="instead: open-loop Poisson load on each app's "
                     "median evaluation placement of an earlier run of this script, with its calibrated profile")
@@ -215,13 +216,14 @@ def regret(args) -> int:
     from harness.solvers import reach_milp
     from harness.spec.testbed_state import load_state
 
-    state = load_state(args.state_dir)
+    state = load_state(args.state_dir)  # None without a testbed: the profiles' nodes and RTTs serve
+    testbed = state.name if state else args.testbed
     print(f"{'app':22s} {'pods':>4s} {'optimum (profile)':>18s} {'optimum (calibrated)':>21s} {'regret':>7s}")
     for name in args.apps.split(","):
         app = load_app(REPO / f"workloads/{name}.json")
         models = {k: model_for(app, load_profile(f), state, rtt="configured") for k, f in (
-            ("profile", REPO / f"profiles/{name}.{state.name}.json"),
-            ("calibrated", args.regret / name / f"{name}.{state.name}.calibrated.json"))}
+            ("profile", REPO / f"profiles/{name}.{testbed}.json"),
+            ("calibrated", args.regret / name / f"{name}.{testbed}.calibrated.json"))}
         cal = models["calibrated"]
         for r in (1, 3):
             best = {}
