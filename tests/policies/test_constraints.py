@@ -130,6 +130,7 @@ SCENARIO = {"name": "constrained", "description": "constraints under a node fail
 
 @pytest.mark.root
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # one short run per registered policy, as the subprocess's own limit
 def test_every_registered_policy_respects_them_live(local_testbed, app_file, models, tmp_path):
     """Deployment, self-healing after edge-a-1 fails, and every move: no placement ever held breaks
     a constraint, whichever policy runs."""
