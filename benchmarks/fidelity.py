@@ -44,6 +44,12 @@ REPO = Path(__file__).resolve().parents[1]
 MAE_BAR, SPEARMAN_BAR = 10.0, 0.9
 
 
+def shipped(name: str, testbed: str):
+    """A shipped app and its committed profile on ``testbed``: (app file, profile file, app, profile)."""
+    app_file, profile_file = REPO / f"workloads/{name}.json", REPO / f"profiles/{name}.{testbed}.json"
+    return app_file, profile_file, load_app(app_file), load_profile(profile_file)
+
+
 def spread_placements(app, model, state, k: int, seed: int, avoid: list[dict]) -> dict[str, dict]:
     """k random one-replica placements that fit the nodes' CPU, at evenly spaced quantiles of the
     model's predicted latency (so a ranking has something to rank), none equal to ``avoid``."""
@@ -101,8 +107,7 @@ def main() -> int:
         cluster = open_cluster(args.state_dir)
         state = cluster.state
         for name in args.apps.split(","):
-            app_file, profile_file = REPO / f"workloads/{name}.json", REPO / f"profiles/{name}.{state.name}.json"
-            app, profile = load_app(app_file), load_profile(profile_file)
+            app_file, profile_file, app, profile = shipped(name, state.name)
             before = model_for(app, profile, state, rtt="configured")
             cal = calibration.placements_to_measure(app, state)
             evals = spread_placements(app, before, state, args.placements, args.seed, list(cal.values()))
@@ -174,8 +179,7 @@ def open_loop(args) -> int:
         cluster = open_cluster(args.state_dir)
         state = cluster.state
         for name in args.apps.split(","):
-            app_file, profile_file = REPO / f"workloads/{name}.json", REPO / f"profiles/{name}.{state.name}.json"
-            app, profile = load_app(app_file), load_profile(profile_file)
+            app_file, profile_file, app, profile = shipped(name, state.name)
             calibrated = load_profile(src / name / f"{name}.{state.name}.calibrated.json")
             mine = sorted((r for r in rows if r["app"] == name), key=lambda r: float(r["measured_ms"]))
             pick = mine[len(mine) // 2]
@@ -220,10 +224,10 @@ def regret(args) -> int:
     testbed = state.name if state else args.testbed
     print(f"{'app':22s} {'pods':>4s} {'optimum (profile)':>18s} {'optimum (calibrated)':>21s} {'regret':>7s}")
     for name in args.apps.split(","):
-        app = load_app(REPO / f"workloads/{name}.json")
-        models = {k: model_for(app, load_profile(f), state, rtt="configured") for k, f in (
-            ("profile", REPO / f"profiles/{name}.{testbed}.json"),
-            ("calibrated", args.regret / name / f"{name}.{testbed}.calibrated.json"))}
+        _, _, app, profile = shipped(name, testbed)
+        calibrated = load_profile(args.regret / name / f"{name}.{testbed}.calibrated.json")
+        models = {k: model_for(app, p, state, rtt="configured") for k, p in (("profile", profile),
+                                                                               ("calibrated", calibrated))}
         cal = models["calibrated"]
         for r in (1, 3):
             best = {}

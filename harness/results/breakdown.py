@@ -75,12 +75,10 @@ def breakdown(run: Run, app: App, min_requests: int = 5) -> list[dict]:
     entries = app.entry_services()
     ok = ok_requests(run)
     t0 = run.t0 or 0.0
-    for p, start, stop, _ in held_intervals(run, min_requests):
+    for p, start, _, _, bound in held_intervals(run, min_requests):
         pred = p.get("predicted")
         if not pred:
             continue
-        k = run.placements.index(p)
-        bound = float(run.placements[k + 1]["t"]) if k + 1 < len(run.placements) else math.inf
         got = interval_totals(run.metrics, start, bound)
         if got is None:
             continue

@@ -156,10 +156,10 @@ def ok_requests(run: Run) -> pd.DataFrame:
     return run.requests[ok_mask(run.requests)]
 
 
-def held_intervals(run: Run, min_requests: int = 5) -> Iterator[tuple[dict, float, float, pd.DataFrame]]:
+def held_intervals(run: Run, min_requests: int = 5) -> Iterator[tuple[dict, float, float, pd.DataFrame, float]]:
     """Each placement held during the run that has a prediction: its record, the interval it held
-    (after the warm-up) and the successful requests sent in it; intervals with fewer than
-    ``min_requests`` are left out."""
+    (after the warm-up), the successful requests sent in it, and when the next placement began
+    (inf for the last); intervals with fewer than ``min_requests`` are left out."""
     if run.requests is None or not run.placements:
         return
     ok = ok_requests(run)
@@ -170,12 +170,13 @@ def held_intervals(run: Run, min_requests: int = 5) -> Iterator[tuple[dict, floa
         if p.get("predicted_ms") is None:
             continue
         start = float(p["t"])
-        stop = float(run.placements[i + 1]["t"]) if i + 1 < len(run.placements) else end
+        nxt = float(run.placements[i + 1]["t"]) if i + 1 < len(run.placements) else float("inf")
+        stop = nxt if nxt != float("inf") else end
         if t0 is not None:
             start = max(start, t0 + warm)
         sel = ok[(ok.t_send >= start) & (ok.t_send < stop)]
         if len(sel) >= min_requests:
-            yield p, start, stop, sel
+            yield p, start, stop, sel, nxt
 
 
 QUEUEING = "node-ps"  # the queueing discipline sim-vs-real shows (sim.queueing)
@@ -186,7 +187,7 @@ def sim_vs_real(run: Run, min_requests: int = 5) -> list[dict]:
     requests sent while it held."""
     rows = []
     t0 = run.t0
-    for p, start, stop, sel in held_intervals(run, min_requests):
+    for p, start, stop, sel, _ in held_intervals(run, min_requests):
         measured = float(sel.latency_ms.mean())
         row = {"run": run.label, "policy": run.policy, "from_s": round(start - (t0 or start), 1),
                "to_s": round(stop - (t0 or start), 1), "reason": p.get("reason", ""), "requests": int(len(sel)),
