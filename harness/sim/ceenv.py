@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import gymnasium as gym
 import numpy as np
 
-from harness.sim import kube_scheduler
+from harness.sim import ceenv_kernels
 from harness.sim.latency import LatencyModel
 from harness.spec.args import arg
 
@@ -94,6 +94,22 @@ class Dynamics:
         self.n_actions = self.P * self.N + 1
         self.obs_dim = 5 * self.N + self.P * (3 + self.N) + 1
 
+        # the arrays the compiled rules take (harness.sim.ceenv_kernels)
+        i64 = lambda v: np.ascontiguousarray(v, dtype=np.int64)  # noqa: E731
+        f64 = lambda v: np.ascontiguousarray(v, dtype=np.float64)  # noqa: E731
+        self.world = (i64(self.slot_service), f64(self.r_cpu), f64(self.r_mem), f64(self.C_cpu), f64(self.C_mem),
+                      np.ascontiguousarray(self.affinity, dtype=np.bool_), np.ascontiguousarray(self.spread, dtype=np.bool_))
+        self.kmodel = (f64(model.E), model.D, model.user_rtt, *model.graph)
+        k = ceenv_kernels
+        c = np.zeros(13)
+        c[k.UTIL_LO], c[k.UTIL_HI] = cfg.utilisation
+        c[k.FAILED_AT_START], c[k.MAX_FAILED], c[k.FAILURE_PROB] = cfg.failed_at_start, cfg.max_failed_at_start, cfg.node_failure_prob
+        c[k.MAX_STEPS], (c[k.REP_LO], c[k.REP_HI]), c[k.EQUAL] = cfg.max_steps, cfg.replicas, cfg.equal_replicas
+        c[k.LARGE_SHARE], c[k.MOVE_PENALTY], c[k.INVALID_PENALTY] = cfg.large_share, cfg.move_penalty, cfg.invalid_penalty
+        c[k.START] = {"random": k.START_RANDOM, "default": k.START_DEFAULT, "mix": k.START_MIX}[cfg.start]
+        self.kcfg = c
+        self.reset_draws = k.reset_draws(self.N, self.S, self.P)
+
     # -------------------------------------------------------------- derived state
     def counts(self, node: np.ndarray) -> np.ndarray:
         B = node.shape[0]
@@ -103,72 +119,25 @@ class Dynamics:
         return X
 
     def used(self, st: Batch) -> tuple[np.ndarray, np.ndarray]:
-        B = st.node.shape[0]
-        cpu, mem = st.bg_cpu.copy(), st.bg_mem.copy()
-        b, p = np.nonzero(st.node >= 0)
-        np.add.at(cpu, (b, st.node[b, p]), self.r_cpu[p])
-        np.add.at(mem, (b, st.node[b, p]), self.r_mem[p])
+        """(cpu, mem) in use per node (B, N): background plus the pods' requests."""
+        cpu, mem = np.empty_like(st.bg_cpu), np.empty_like(st.bg_mem)
+        ceenv_kernels.used_all(st.bg_cpu, st.bg_mem, st.node, self.world, cpu, mem)
         return cpu, mem
 
-    def room(self, st: Batch, b: int, slot: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Nodes of environment b that are up and can take slot's pod; and their CPU/memory in use."""
-        cpu, mem = st.bg_cpu[b].copy(), st.bg_mem[b].copy()
-        on = st.node[b] >= 0
-        np.add.at(cpu, st.node[b][on], self.r_cpu[on])
-        np.add.at(mem, st.node[b][on], self.r_mem[on])
-        ok = kube_scheduler.fits(st.up[b], self.C_cpu, self.C_mem, cpu, mem, self.r_cpu[slot], self.r_mem[slot])
-        return ok & self.allowed(st, b, slot), cpu, mem
-
-    def allowed(self, st: Batch, b: int, slot: int) -> np.ndarray:
-        """(N,) nodes slot's constraints permit (anti-affinity: none holding another pod of its service)."""
-        ok = self.affinity[slot].copy()
-        if self.spread[slot]:
-            same = (self.slot_service == self.slot_service[slot]) & (st.node[b] >= 0)
-            same[slot] = False
-            ok[st.node[b][same]] = False
-        return ok
-
-    def place_default(self, st: Batch, b: int, slot: int) -> int | None:
-        """Where Kubernetes' default scheduler puts slot's pod (None: nowhere fits); written to ``st``."""
-        _, cpu, mem = self.room(st, b, slot)
-        same = self.slot_service == self.slot_service[slot]
-        peers = np.bincount(st.node[b][same & (st.node[b] >= 0)], minlength=self.N)
-        node = kube_scheduler.default_choice(st.up[b], self.C_cpu, self.C_mem, cpu, mem, self.r_cpu[slot],
-                                             self.r_mem[slot], peers, allowed=self.allowed(st, b, slot))
-        if node is not None:
-            st.node[b, slot] = node
-        return node
-
     def latency(self, st: Batch) -> np.ndarray:
-        return self.model.latency(self.counts(st.node))
+        out = np.empty(st.node.shape[0])
+        ceenv_kernels.latencies(st.node, self.world, self.kmodel, self.S, self.N, out)
+        return out
 
     def masks(self, st: Batch) -> np.ndarray:
-        cpu, mem = self.used(st)
-        free_cpu, free_mem = self.C_cpu - cpu, self.C_mem - mem  # (B, N)
-        fits = (free_cpu[:, None, :] >= self.r_cpu[None, :, None] - 1e-9) & \
-               (free_mem[:, None, :] >= self.r_mem[None, :, None] - 1e-9)  # (B, P, N)
-        occupied = st.node >= 0
-        same = st.node[:, :, None] == np.arange(self.N)[None, None, :]
-        ok = fits & occupied[:, :, None] & ~same & st.up[:, None, :]
-        if self.constrained:  # node_affinity, and pod_antiaffinity: no node holding another pod of the service
-            others = self.counts(st.node)[:, self.slot_service, :] - same  # (B, P, N)
-            ok &= self.affinity[None] & ~(self.spread[None, :, None] & (others > 0))
-        B = st.node.shape[0]
-        return np.concatenate([ok.reshape(B, -1), np.ones((B, 1), bool)], axis=1)
+        out = np.empty((st.node.shape[0], self.n_actions), np.bool_)
+        ceenv_kernels.masks(st.bg_cpu, st.bg_mem, st.node, st.up, self.world, out)
+        return out
 
     def observe(self, st: Batch) -> np.ndarray:
-        cpu, mem = self.used(st)
-        B = st.node.shape[0]
-        occupied = (st.node >= 0).astype(np.float32)
-        onehot = np.zeros((B, self.P, self.N), np.float32)
-        b, p = np.nonzero(st.node >= 0)
-        onehot[b, p, st.node[b, p]] = 1
-        per_slot = np.concatenate([occupied[..., None], (occupied * self.r_cpu)[..., None],
-                                   (occupied * self.r_mem / 1024)[..., None], onehot], axis=2)
-        nodes = np.concatenate([(self.C_cpu - cpu) / self.C_cpu, (self.C_mem - mem) / self.C_mem,
-                                np.broadcast_to(self.C_cpu / self.C_cpu.max(), (B, self.N)),
-                                np.broadcast_to(self.C_mem / self.C_mem.max(), (B, self.N)), st.up], axis=1)
-        return np.concatenate([nodes, per_slot.reshape(B, -1), st.latency[:, None] / 1000], axis=1).astype(np.float32)
+        out = np.empty((st.node.shape[0], self.obs_dim), np.float32)
+        ceenv_kernels.observe(st.bg_cpu, st.bg_mem, st.node, st.up, st.latency, self.world, out)
+        return out
 
     def observation_space(self) -> gym.spaces.Box:
         """Bounds the observations keep: shares, flags and one-hot entries in [0, 1], a slot's
@@ -179,81 +148,34 @@ class Dynamics:
         return gym.spaces.Box(np.zeros(self.obs_dim, np.float32), high.astype(np.float32), dtype=np.float32)
 
     # -------------------------------------------------------------- episodes
-    def place_randomly(self, st: Batch, b: int, slots: np.ndarray, rng: np.random.Generator) -> None:
-        for p in slots:
-            choices = np.flatnonzero(self.room(st, b, p)[0])
-            st.node[b, p] = rng.choice(choices) if len(choices) else -1
+    def reset(self, st: Batch, which: np.ndarray, rng: np.random.Generator, replicas: np.ndarray | None = None) -> None:
+        """New episodes in the environments ``which`` (B,) marks; their latency recomputed."""
+        B = st.node.shape[0]
+        u = rng.random((B, self.reset_draws))
+        reps = -np.ones(self.S, np.int64) if replicas is None else np.ascontiguousarray(replicas, dtype=np.int64)
+        ceenv_kernels.reset_envs(np.ascontiguousarray(which, dtype=np.bool_), u, reps, st.bg_cpu, st.bg_mem, st.node,
+                                 st.up, st.steps, st.fail_at, st.latency, self.world, self.kmodel, self.kcfg, self.S,
+                                 self.cfg.max_replicas)
 
     def reset_one(self, st: Batch, b: int, rng: np.random.Generator, replicas: np.ndarray | None = None) -> None:
-        cfg = self.cfg
-        lo, hi = cfg.utilisation
-        st.bg_cpu[b] = rng.uniform(lo, hi, self.N) * self.C_cpu
-        st.bg_mem[b] = rng.uniform(lo, hi, self.N) * self.C_mem
-        st.up[b] = True
-        if cfg.failed_at_start and rng.random() < cfg.failed_at_start:
-            k = rng.integers(1, min(cfg.max_failed_at_start, self.N - 1) + 1)
-            st.up[b, rng.choice(self.N, k, replace=False)] = False
-        st.node[b] = -1
-        st.steps[b] = 0
-        st.fail_at[b] = rng.integers(1, cfg.max_steps) if rng.random() < cfg.node_failure_prob else -1
-        if replicas is not None:
-            reps = replicas
-        elif cfg.large_share and rng.random() < cfg.large_share:
-            reps = np.full(self.S, cfg.replicas[1])
-        elif cfg.equal_replicas:
-            reps = np.full(self.S, rng.integers(cfg.replicas[0], cfg.replicas[1] + 1))
-        else:
-            reps = rng.integers(cfg.replicas[0], cfg.replicas[1] + 1, self.S)
-        slots = np.concatenate([s * cfg.max_replicas + np.arange(r) for s, r in enumerate(reps)])
-        if cfg.start == "default" or (cfg.start == "mix" and rng.random() < 0.5):
-            for slot in slots:
-                self.place_default(st, b, slot)
-        else:
-            self.place_randomly(st, b, slots, rng)
-        if (st.node[b, slots] < 0).any():  # no room: retry with an emptier cluster, every node up
-            st.bg_cpu[b] = 0
-            st.bg_mem[b] = 0
-            st.up[b] = True
-            st.node[b] = -1
-            self.place_randomly(st, b, slots, rng)
+        which = np.zeros(st.node.shape[0], np.bool_)
+        which[b] = True
+        self.reset(st, which, rng, replicas)
 
     def new_batch(self, B: int) -> Batch:
-        return Batch(np.zeros((B, self.N)), np.zeros((B, self.N)), -np.ones((B, self.P), int),
-                     np.ones((B, self.N), bool), np.zeros(B, int), -np.ones(B, int), np.zeros(B))
+        return Batch(np.zeros((B, self.N)), np.zeros((B, self.N)), -np.ones((B, self.P), np.int64),
+                     np.ones((B, self.N), np.bool_), np.zeros(B, np.int64), -np.ones(B, np.int64), np.zeros(B))
 
 
 def step_batch(dyn: Dynamics, st: Batch, actions: np.ndarray,
                rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The transition, in place on ``st``: returns (reward, terminated, truncated) per environment."""
-    cfg = dyn.cfg
     B = st.node.shape[0]
-    valid = dyn.masks(st)[np.arange(B), actions]
-    idle = actions == dyn.n_actions - 1
-    before = st.latency.copy()
-    reward = np.zeros(B)
-    terminated = idle.copy()
-    invalid = ~valid
-    reward[invalid] = -cfg.invalid_penalty
-    terminated |= invalid
-    move = valid & ~idle
-    b = np.flatnonzero(move)
-    slot, target = actions[b] // dyn.N, actions[b] % dyn.N
-    st.node[b, slot] = target
-    st.steps += 1
-    # a node fails: its pods are re-placed at random where they fit; not the agent's doing
-    failing = np.flatnonzero((st.steps == st.fail_at) & ~terminated)
-    for k in failing:
-        victim = rng.choice(np.flatnonzero(st.up[k]))
-        st.up[k, victim] = False
-        lost = np.flatnonzero(st.node[k] == victim)
-        st.node[k, lost] = -1
-        dyn.place_randomly(st, k, lost, rng)
-    after = dyn.latency(st)
-    if len(failing):
-        before[failing] = after[failing]  # the failure's effect is not the move's reward
-    reward[move] = before[move] - after[move] - cfg.move_penalty
-    st.latency = after
-    truncated = (st.steps >= cfg.max_steps) & ~terminated
+    reward, terminated, truncated = np.empty(B), np.empty(B, np.bool_), np.empty(B, np.bool_)
+    u = rng.random((B, 1 + dyn.P))  # a node failure's draws (ceenv_kernels.step_envs)
+    ceenv_kernels.step_envs(np.ascontiguousarray(actions, dtype=np.int64), u, st.bg_cpu, st.bg_mem, st.node, st.up,
+                            st.steps, st.fail_at, st.latency, dyn.world, dyn.kmodel, dyn.kcfg, dyn.S, reward,
+                            terminated, truncated)
     return reward, terminated, truncated
 
 
@@ -264,9 +186,7 @@ class CEEnvBatch:
         self.dyn, self.B = dyn, B
         self.rng = np.random.default_rng(seed)
         self.st = dyn.new_batch(B)
-        for b in range(B):
-            dyn.reset_one(self.st, b, self.rng)
-        self.st.latency = dyn.latency(self.st)
+        dyn.reset(self.st, np.ones(B, np.bool_), self.rng)
 
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
         return self.dyn.observe(self.st), self.dyn.masks(self.st)
@@ -274,10 +194,8 @@ class CEEnvBatch:
     def step(self, actions: np.ndarray):
         r, term, trunc = step_batch(self.dyn, self.st, actions, self.rng)
         done = term | trunc
-        for b in np.flatnonzero(done):
-            self.dyn.reset_one(self.st, b, self.rng)
         if done.any():
-            self.st.latency = self.dyn.latency(self.st)
+            self.dyn.reset(self.st, done, self.rng)
         return r, term, trunc
 
 
@@ -301,7 +219,6 @@ class CEEnv(gym.Env):
         self._rng = np.random.default_rng(self.np_random.integers(2**63))
         reps = None if not options or "replicas" not in options else np.asarray(options["replicas"])
         self.dyn.reset_one(self.st, 0, self._rng, reps)
-        self.st.latency = self.dyn.latency(self.st)
         return self._obs(), self._info()
 
     def step(self, action):
@@ -340,9 +257,7 @@ class CEEnvVector(gym.vector.VectorEnv):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        for b in range(self.num_envs):
-            self.dyn.reset_one(self.st, b, self._rng)
-        self.st.latency = self.dyn.latency(self.st)
+        self.dyn.reset(self.st, np.ones(self.num_envs, np.bool_), self._rng)
         return self.dyn.observe(self.st), self._info()
 
     def step(self, actions):
@@ -352,9 +267,7 @@ class CEEnvVector(gym.vector.VectorEnv):
         if done.any():
             info["final_obs"] = self.dyn.observe(self.st)
             info["_final_obs"] = done.copy()
-            for b in np.flatnonzero(done):
-                self.dyn.reset_one(self.st, b, self._rng)
-            self.st.latency = self.dyn.latency(self.st)
+            self.dyn.reset(self.st, done, self._rng)
         return self.dyn.observe(self.st), r, term, trunc, {**self._info(), **info}
 
     def _info(self) -> dict:

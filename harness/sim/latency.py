@@ -1,4 +1,4 @@
-"""REACH's end-to-end latency model (eqs. 2-9) as vectorised functions of a placement.
+"""REACH's end-to-end latency model (eqs. 2-9) as functions of a batch of placements.
 
 A placement is a replica-count matrix X[s, n] (how many pods of service s run on node n), or a
 batch of them X[b, s, n]. With E[s, n] the profiled execution time of s on n's node type and
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from harness.sim.latency_kernel import batch_terms, graph
 from harness.spec.app import App
 
 
@@ -68,7 +69,7 @@ class LatencyModel:
         self.entries = [self.index[e] for e in app.entry_services()]
         S = len(self.services)
         self.E = np.array([[execution_ms[s][t] for t in topo.node_types] for s in self.services], dtype=float)
-        self.D = np.asarray(topo.rtt, dtype=float)
+        self.D = np.ascontiguousarray(topo.rtt, dtype=np.float64)
         # groups: per service, a list of (callee indices, weights)
         self.groups: list[list[tuple[np.ndarray, np.ndarray]]] = []
         for s in self.services:
@@ -84,6 +85,8 @@ class LatencyModel:
         self.order = self._callees_first()
         self.edges = sorted({(i, int(j)) for i, gs in enumerate(self.groups) for cs, _ in gs for j in cs})
         self.S = S
+        self.graph = graph(self.groups, self.order, self.edges, self.entries)  # the compiled kernel's view
+        self.user_rtt = np.ascontiguousarray(topo.user_rtt, dtype=np.float64)
 
     def _callees_first(self) -> list[int]:
         seen, out = set(), []
@@ -102,35 +105,22 @@ class LatencyModel:
 
     # ------------------------------------------------------------------ core
     def terms(self, X: np.ndarray, partial: bool = False, E: np.ndarray | None = None) -> dict[str, np.ndarray]:
-        """All the model's terms for a batch X (B, S, N); every service needs ≥ 1 replica, unless
-        ``partial``: then a service without replicas counts as absent (no execution time, no call
-        delay, no gateway delay), the cost of a placement being built pod by pod. ``E``: time per
-        (service, node) other than the profile's execution time (S, N) or (B, S, N) — the
+        """All the model's terms for a batch X (B, S, N), computed by the compiled kernel
+        (sim.latency_kernel). Every service needs ≥ 1 replica, unless ``partial``: then a service
+        without replicas counts as absent (no execution time, no call delay, no gateway delay; the
+        services it calls still count), the cost of a placement being built pod by pod. ``E``: time
+        per (service, node) other than the profile's execution time (S, N) or (B, S, N) — the
         queueing model's sojourn times (sim.queueing)."""
-        X = np.asarray(X, dtype=float)
+        X = np.ascontiguousarray(X, dtype=np.float64)
         if X.ndim == 2:
             X = X[None]
-        count = X.sum(axis=2)  # (B, S)
-
-        def per(total, n):
-            return np.divide(total, n, out=np.zeros_like(total), where=n > 0) if partial else total / n
-        if E is None:
-            T_E = per((X * self.E[None]).sum(axis=2), count)
-        else:  # an overloaded node's time is infinite; where no pod runs it does not count
-            with np.errstate(invalid="ignore"):
-                T_E = per(np.where(X > 0, X * (E[None] if E.ndim == 2 else E), 0.0).sum(axis=2), count)
-        D_S = {}
-        for i, j in self.edges:  # eqs. 3-4 only where a call exists
-            D_S[(i, j)] = per(np.einsum("bn,nm,bm->b", X[:, i], self.D, X[:, j]), count[:, i] * count[:, j])
-        T_S = np.zeros_like(T_E)
-        for i in self.order:
-            best = np.zeros(X.shape[0])
-            for callees, w in self.groups[i]:
-                T_G = sum(wk * (D_S[(i, int(j))] + T_S[:, int(j)]) for j, wk in zip(callees, w))
-                best = np.maximum(best, T_G)
-            T_S[:, i] = T_E[:, i] + best
-        D_gw = sum(per((X[:, g] * self.topo.user_rtt[None]).sum(axis=1), count[:, g]) for g in self.entries) / len(self.entries)
-        D_msa = D_gw + sum(T_S[:, g] for g in self.entries) / len(self.entries)
+        B = X.shape[0]
+        E = self.E if E is None else np.asarray(E, dtype=np.float64)
+        E = np.ascontiguousarray(E[None] if E.ndim == 2 else E)
+        T_E, T_S, D_S = np.empty((B, self.S)), np.empty((B, self.S)), np.empty((B, len(self.edges)))
+        D_gw, D_msa = np.empty(B), np.empty(B)
+        batch_terms(X, E, self.D, self.user_rtt, *self.graph, partial, T_E, T_S, D_S, D_gw, D_msa)
+        D_S = {e: D_S[:, k] for k, e in enumerate(self.edges)}
         return {"T_E": T_E, "T_S": T_S, "D_S": D_S, "D_gateway": D_gw, "D_msa": D_msa}
 
     def partial_latency(self, X: np.ndarray) -> np.ndarray:

@@ -119,7 +119,9 @@ def test_rsdql_learns_saves_and_reloads_identically(tmp_path, dyn):
     from harness.policies.rsdql import Rsdql, RsdqlArgs
 
     q, curve = Rsdql.train(dyn, RsdqlArgs(total_steps=30_000, seed=2))
-    assert curve[-1][1] > curve[0][1]
+    returns = [row[1] for row in curve]
+    quarter = len(returns) // 4  # the last points against the first: one point of a short run is noisy
+    assert np.mean(returns[-quarter:]) > np.mean(returns[:quarter]) + 10
     path = tmp_path / "rsdql-chain.pt"
     save_model(q, Rsdql.metadata(dyn, RsdqlArgs(seed=2), "chain", "p", "t", curve), path)
     a, b = build("rsdql", model=str(path)), build("rsdql", model=str(path))

@@ -122,3 +122,25 @@ def test_observations_stay_within_the_declared_bounds():
             obs, _, term, trunc, info = env.step(rng.choice(np.flatnonzero(info["action_mask"])))
             if term or trunc:
                 break
+
+
+def test_an_episode_started_by_the_default_scheduler_is_its_placement_pod_by_pod():
+    """The compiled episode start against kube_scheduler.default_choice called pod by pod."""
+    from harness.sim import kube_scheduler
+
+    env = CEEnv(config=EnvConfig(start="default", replicas=(3, 3)))
+    d = env.dyn
+    for seed in range(5):
+        env.reset(seed=seed)
+        st = env.st
+        cpu, mem = st.bg_cpu[0].copy(), st.bg_mem[0].copy()
+        expect = -np.ones(d.P, int)
+        for slot in np.flatnonzero(st.node[0] >= 0):  # slots in order, as the episode start places them
+            same = (d.slot_service == d.slot_service[slot]) & (expect >= 0)
+            peers = np.bincount(expect[same], minlength=d.N)
+            n = kube_scheduler.default_choice(st.up[0], d.C_cpu, d.C_mem, cpu, mem, d.r_cpu[slot], d.r_mem[slot], peers)
+            expect[slot] = n
+            cpu[n] += d.r_cpu[slot]
+            mem[n] += d.r_mem[slot]
+        assert np.array_equal(expect, st.node[0])
+        assert (st.node[0] >= 0).sum() == 3 * d.S
