@@ -28,8 +28,7 @@ demo: setup
 # after the other). Table V plus entropy 0.01, half the episodes starting after a node failure,
 # a quarter at the largest deployment; seed 2 was chosen among the seeds tried by
 # `benchmarks/reach_quality.py --first-scenario 100` (scenarios other than the reported ones).
-TRAIN = $(HARNESS) train --policy reach --total-steps 3000000 --seed 2 --ent-coef 0.01 --failed-at-start 0.5 \
-	  --large-share 0.25 --out models --force
+TRAIN = $(HARNESS) train --policy reach --recipe committed --seed 2 --out models --force
 models: setup
 	$(TRAIN) --app workloads/chain.json --profile profiles/chain.reach-local.json --name reach-chain
 	$(TRAIN) --app workloads/aggregator-sequential.json --profile profiles/aggregator-sequential.reach-local.json \
@@ -43,8 +42,7 @@ models: setup
 # (models/calibrated/reach-chain.pt). Needs `harness provision` first.
 calibrated-model: setup
 	$(HARNESS) calibrate workloads/chain.json
-	$(HARNESS) train --policy reach --total-steps 3000000 --seed 2 --ent-coef 0.01 --failed-at-start 0.5 \
-	  --large-share 0.25 --out models/calibrated --force --app workloads/chain.json \
+	$(TRAIN) --out models/calibrated --app workloads/chain.json \
 	  --profile profiles/chain.reach-local.calibrated.json --name reach-chain
 
 # The whole test suite, slow and root tests included (see README).

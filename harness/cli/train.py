@@ -10,9 +10,6 @@ import typer
 
 from harness.cli.main import app
 
-ALIASES = {"steps": "total_steps"}  # the flag the README and older scripts use
-
-
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []})
 def train(
     ctx: typer.Context,
@@ -23,6 +20,8 @@ def train(
     out: Path = typer.Option(Path("models"), help="Folder for the model, its metadata and learning curve."),
     name: Optional[str] = typer.Option(None, help="Model file name without .pt (default: "
                                        "<policy>-<app>-seed<seed>-<utc time>)."),
+    recipe: Optional[str] = typer.Option(None, help="A named set of the policy's flags (see --policy NAME --help); "
+                                         "flags given after it override it."),
     force: bool = typer.Option(False, "--force", help="Replace a model of the same name."),
     show_help: bool = typer.Option(False, "--help", help="Show this message and the policy's own flags."),
 ) -> None:
@@ -34,8 +33,9 @@ def train(
 
     from harness.errors import UserError
     from harness.policies import resolve
-    from harness.policies.contract import Ability, validate_args
-    from harness.spec.args import flags_help, parse_flags
+    from harness.policies.contract import Ability
+    from harness.policies.learned import training_config, training_groups
+    from harness.spec.args import flags_help
 
     cls = resolve(policy)
     if Ability.TRAIN not in cls.abilities:
@@ -43,19 +43,15 @@ def train(
 
         trainable = ", ".join(n for n, c in sorted(REGISTRY.items()) if Ability.TRAIN in c.abilities)
         raise UserError(f"cannot train {policy!r}; trainable: {trainable}", field="--policy")
-    from harness.sim.ceenv import EnvConfig
-
-    groups = {f"{cls.name} (its Args)": cls.Args, "environment (CEEnv's EnvConfig)": EnvConfig}
     if show_help:
         print(ctx.get_help())
-        print(f"\nFlags of --policy {cls.name}:\n" + flags_help(groups, skip=("model",)))
+        print(f"\nFlags of --policy {cls.name}:\n" + flags_help(training_groups(cls), skip=("model",)))
+        for rname, flags in getattr(cls, "recipes", {}).items():
+            print(f"\nrecipe {rname}: {' '.join(flags)}")
         return
     if app_file is None or profile is None:
         raise UserError("--app and --profile are required", field="--app" if app_file is None else "--profile")
-    parsed = parse_flags(list(ctx.args), groups, ALIASES, skip=("model",))
-    args, env = parsed[f"{cls.name} (its Args)"], parsed["environment (CEEnv's EnvConfig)"]
-    validate_args(cls.name, args)
-    validate_args("environment", env)
+    args, env = training_config(cls, ctx.args, recipe)
 
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 

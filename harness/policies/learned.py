@@ -29,6 +29,9 @@ class CEEnvPolicy(Policy):
     abilities = frozenset({Ability.PLAN, Ability.TRAIN})
     placed_by = "default"
     env_version: ClassVar[str] = ENV_VERSION
+    # named sets of `harness train` flags (its Args' and EnvConfig's) that `--recipe NAME` puts
+    # before the user's own flags: how a committed model was made, in one place
+    recipes: ClassVar[dict[str, list[str]]] = {}
 
     def __init__(self, args):
         super().__init__(args)
@@ -100,6 +103,35 @@ class CEEnvPolicy(Policy):
     @classmethod
     def load(cls, path: str | Path) -> "CEEnvPolicy":
         return cls(cls.Args(model=str(path)))
+
+
+def training_config(cls: type[CEEnvPolicy], argv: list[str], recipe: str | None = None):
+    """(Args, EnvConfig) from ``harness train``'s flags; a recipe's flags come first, so the
+    user's own override them. A bad flag or value, or an unknown recipe, is a UserError."""
+    from harness.policies.contract import validate_args
+    from harness.sim.ceenv import EnvConfig
+    from harness.spec.args import parse_flags
+
+    if recipe is not None:
+        if recipe not in cls.recipes:
+            raise UserError(f"{cls.name} has no recipe {recipe!r}; it has: {', '.join(cls.recipes) or 'none'}",
+                            field="--recipe")
+        argv = cls.recipes[recipe] + list(argv)
+    parsed = parse_flags(list(argv), training_groups(cls), TRAIN_ALIASES, skip=("model",))
+    args, env = parsed[f"{cls.name} (its Args)"], parsed["environment (CEEnv's EnvConfig)"]
+    validate_args(cls.name, args)
+    validate_args("environment", env)
+    return args, env
+
+
+TRAIN_ALIASES = {"steps": "total_steps"}  # the flag the README and older scripts use
+
+
+def training_groups(cls: type[CEEnvPolicy]) -> dict[str, type]:
+    """``harness train``'s flag groups: the policy's Args and CEEnv's EnvConfig."""
+    from harness.sim.ceenv import EnvConfig
+
+    return {f"{cls.name} (its Args)": cls.Args, "environment (CEEnv's EnvConfig)": EnvConfig}
 
 
 def model_name(policy: str, app: str, seed: int, when: float) -> str:

@@ -168,3 +168,17 @@ def test_evaluate_shows_reschedulers_the_latency_they_act_on(dyn):
     assert len(rec.seen) == 4
     for shown, actual in rec.seen:
         assert shown == pytest.approx(actual, rel=1e-5)
+
+
+def test_a_recipe_sets_flags_the_user_may_override():
+    from harness.policies.learned import training_config
+
+    args, env = training_config(Reach, [], "committed")
+    assert args.total_steps == 3_000_000 and env.large_share == 0.25 and env.failed_at_start == 0.5
+    args, env = training_config(Reach, ["--total-steps", "2048", "--large-share", "0"], "committed")
+    assert args.total_steps == 2048 and env.large_share == 0.0 and args.ent_coef == 0.01  # the rest of the recipe stays
+    fast, _ = training_config(Reach, [], "fast")
+    assert fast.minibatch > args.minibatch  # its batch shapes differ from Table V's
+    assert training_config(Reach, [])[0] == ReachArgs()  # no recipe: Table V's defaults
+    with pytest.raises(UserError, match="no recipe 'quick'; it has: committed, fast"):
+        training_config(Reach, [], "quick")
