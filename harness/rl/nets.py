@@ -32,3 +32,9 @@ def mlp(inp: int, out: int, hidden: int, layers: int, out_std: float = 1.0) -> n
 def masked_categorical(logits: torch.Tensor, mask: torch.Tensor) -> Categorical:
     # no argument validation: it checks every probability on every call, a fifth of an update's time
     return Categorical(logits=torch.where(mask, logits, torch.full_like(logits, MASKED)), validate_args=False)
+
+
+def masked_log_softmax(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """log-probabilities of ``masked_categorical`` (B, A), without building a distribution: what a
+    PPO update needs for the taken actions' log-probabilities and the entropy, in fewer operations."""
+    return torch.log_softmax(logits.masked_fill(~mask, MASKED), dim=1)

@@ -182,3 +182,18 @@ def test_a_recipe_sets_flags_the_user_may_override():
     assert training_config(Reach, [])[0] == ReachArgs()  # no recipe: Table V's defaults
     with pytest.raises(UserError, match="no recipe 'quick'; it has: committed, fast"):
         training_config(Reach, [], "quick")
+
+
+def test_the_update_s_log_probabilities_are_the_masked_distribution_s():
+    import torch
+
+    from harness.rl.nets import masked_categorical, masked_log_softmax
+
+    torch.manual_seed(0)
+    logits, mask = torch.randn(64, 121), torch.rand(64, 121) > 0.6
+    mask[:, -1] = True  # Idle
+    dist, logp = masked_categorical(logits, mask), masked_log_softmax(logits, mask)
+    actions = dist.sample()
+    assert mask.gather(1, actions[:, None]).all()  # only valid actions are drawn
+    assert torch.allclose(dist.log_prob(actions), logp.gather(1, actions[:, None]).squeeze(1), atol=1e-5)
+    assert torch.allclose(dist.entropy(), -(logp.exp() * logp).sum(1), atol=1e-5)
