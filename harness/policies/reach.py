@@ -161,7 +161,7 @@ class Reach(CEEnvPolicy):
         "committed": COMMITTED,
         # batch shapes for this 2-core CPU (benchmarks/train_speed.py): 128 environments x 32 steps
         # per rollout, minibatches of 1024 (Table V: 64) on two threads, 2/3 of the environment
-        # steps; for the 60x fewer gradient steps a learning rate of 1e-3 (Table V: 3e-4) and half
+        # steps; for the 24x fewer gradient steps a learning rate of 1e-3 (Table V: 3e-4) and half
         # the episodes at the largest deployment (chosen on Chain, scenarios 100-109)
         "fast": FAST,
     }
