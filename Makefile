@@ -3,7 +3,7 @@ VENV   ?= .venv
 PYTHON ?= python3
 HARNESS = $(VENV)/bin/harness
 
-.PHONY: setup demo test bench clean models calibrated-model
+.PHONY: setup demo test bench clean models rsdql-models calibrated-model
 
 setup: $(VENV)/.installed
 
@@ -36,6 +36,15 @@ models: setup
 	$(TRAIN) --app workloads/aggregator-parallel.json --profile profiles/aggregator-parallel.reach-local.json \
 	  --name reach-aggregator-parallel
 	$(VENV)/bin/python benchmarks/reach_quality.py
+
+# RSDQL, REACH's baseline, for the same three apps (models/rsdql-<app>.pt; about 5 minutes each here)
+TRAIN_RSDQL = $(HARNESS) train --policy rsdql --recipe committed --seed 2 --out models --force
+rsdql-models: setup
+	$(TRAIN_RSDQL) --app workloads/chain.json --profile profiles/chain.reach-local.json --name rsdql-chain
+	$(TRAIN_RSDQL) --app workloads/aggregator-sequential.json \
+	  --profile profiles/aggregator-sequential.reach-local.json --name rsdql-aggregator-sequential
+	$(TRAIN_RSDQL) --app workloads/aggregator-parallel.json --profile profiles/aggregator-parallel.reach-local.json \
+	  --name rsdql-aggregator-parallel
 
 # REACH on the calibrated simulator: Chain calibrated on the provisioned testbed as it is now
 # (profiles/chain.reach-local.calibrated.json), then the same recipe as `make models` on it

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness.sim import kube_scheduler
-from harness.sim.ceenv import Batch, Dynamics
+from harness.sim.ceenv import Batch, CEEnvBatch, Dynamics
 
 
 def numpy_terms(self, X: np.ndarray, partial: bool = False, E: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -203,19 +203,16 @@ def numpy_step(dyn: Dynamics, st: Batch, actions: np.ndarray,
     return reward, terminated, truncated
 
 
-class NumpyCEEnvBatch:
-    """B environments stepped together (auto-reset), for training and benchmarks."""
+class NumpyCEEnvBatch(CEEnvBatch):
+    """CEEnvBatch with the numpy transition and a Python loop over the environments to reset."""
 
-    def __init__(self, dyn: Dynamics, B: int, seed: int | None = None):
+    def __init__(self, dyn: NumpyDynamics, B: int, seed: int | None = None):
         self.dyn, self.B = dyn, B
         self.rng = np.random.default_rng(seed)
         self.st = dyn.new_batch(B)
         for b in range(B):
             dyn.reset_one(self.st, b, self.rng)
         self.st.latency = dyn.latency(self.st)
-
-    def observe(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.dyn.observe(self.st), self.dyn.masks(self.st)
 
     def step(self, actions: np.ndarray):
         r, term, trunc = numpy_step(self.dyn, self.st, actions, self.rng)

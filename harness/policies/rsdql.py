@@ -59,7 +59,7 @@ def train(dyn: Dynamics, args: RsdqlArgs, on_progress: Callable[[int, float], No
     envs = CEEnvBatch(dyn, args.num_envs, seed=args.seed)
     q, target = make_q(dyn.obs_dim, dyn.n_actions, args.hidden), make_q(dyn.obs_dim, dyn.n_actions, args.hidden)
     target.load_state_dict(q.state_dict())
-    opt = torch.optim.Adam(q.parameters(), lr=args.learning_rate)
+    opt = torch.optim.Adam(q.parameters(), lr=args.learning_rate, foreach=True)  # one kernel for all weights
     cap, B = args.buffer_size, args.num_envs
     buf = {"obs": np.zeros((cap, dyn.obs_dim), np.float32), "next": np.zeros((cap, dyn.obs_dim), np.float32),
            "next_mask": np.zeros((cap, dyn.n_actions), bool), "act": np.zeros(cap, np.int64),
@@ -115,6 +115,10 @@ class Rsdql(CEEnvPolicy):
     name = "rsdql"
     description = "RSDQL: DQN with replay over CEEnv, as REACH's baseline (a trained model)"
     Args = RsdqlArgs
+    # how the committed models were made (`make rsdql-models`, with --seed 2): Table V's DQN in the
+    # world REACH's committed models were trained in (half the episodes after a node failure, a
+    # quarter at the largest deployment), 1 M steps (62,500 gradient steps of 64)
+    recipes = {"committed": ["--total-steps", "1000000", "--failed-at-start", "0.5", "--large-share", "0.25"]}
 
     @classmethod
     def make_net(cls, meta: dict):

@@ -90,7 +90,6 @@ class Dynamics:
         app = model.app
         self.affinity = np.array([[app.may_run_on(s, n) for n in model.topo.nodes] for s in model.services])[self.slot_service]
         self.spread = np.array([app.spreads(s) for s in model.services])[self.slot_service]
-        self.constrained = bool((~self.affinity).any() or self.spread.any())
         self.n_actions = self.P * self.N + 1
         self.obs_dim = 5 * self.N + self.P * (3 + self.N) + 1
 
@@ -153,6 +152,9 @@ class Dynamics:
         B = st.node.shape[0]
         u = rng.random((B, self.reset_draws))
         reps = -np.ones(self.S, np.int64) if replicas is None else np.ascontiguousarray(replicas, dtype=np.int64)
+        if replicas is not None and (reps.shape != (self.S,) or reps.min() < 1 or reps.max() > self.cfg.max_replicas):
+            # the compiled start writes slots without bounds checks: refuse counts it has no slots for
+            raise ValueError(f"replicas must be {self.S} counts within 1..{self.cfg.max_replicas}, got {reps.tolist()}")
         ceenv_kernels.reset_envs(np.ascontiguousarray(which, dtype=np.bool_), u, reps, st.bg_cpu, st.bg_mem, st.node,
                                  st.up, st.steps, st.fail_at, st.latency, self.world, self.kmodel, self.kcfg, self.S,
                                  self.cfg.max_replicas)

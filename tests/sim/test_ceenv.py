@@ -144,3 +144,9 @@ def test_an_episode_started_by_the_default_scheduler_is_its_placement_pod_by_pod
             mem[n] += d.r_mem[slot]
         assert np.array_equal(expect, st.node[0])
         assert (st.node[0] >= 0).sum() == 3 * d.S
+
+
+def test_replica_counts_without_slots_are_refused():
+    env = CEEnv()  # 5 slots per service
+    with pytest.raises(ValueError, match=r"within 1..5, got \[6, 2, 2, 2\]"):
+        env.reset(seed=0, options={"replicas": [6, 2, 2, 2]})
