@@ -21,7 +21,7 @@ import numpy as np
 from harness.sim.kube_scheduler import choice, fits_node
 from harness.sim.latency_kernel import placement_terms
 
-# indices into the cfg vector (ceenv.Dynamics.kernel_config writes it)
+# indices into the cfg vector (ceenv.Dynamics writes it, as kcfg)
 UTIL_LO, UTIL_HI, FAILED_AT_START, MAX_FAILED, FAILURE_PROB, MAX_STEPS, REP_LO, REP_HI, EQUAL, LARGE_SHARE, \
     START, MOVE_PENALTY, INVALID_PENALTY = range(13)
 START_RANDOM, START_DEFAULT, START_MIX = 0.0, 1.0, 2.0
@@ -153,7 +153,7 @@ def observe(bg_cpu, bg_mem, node, up, latency, world, out):
 
 
 @numba.njit(cache=True)
-def room(up, cpu, mem, cnt, node, slot, world):
+def room(up, cpu, mem, cnt, slot, world):
     """(N,) nodes with room for slot's (unplaced) pod that its constraints permit. cpu, mem: in use
     per node; cnt (S, N): pods per service and node."""
     slot_service, r_cpu, r_mem, C_cpu, C_mem, affinity, spread = world
@@ -181,7 +181,7 @@ def put(node, slot, n, cpu, mem, cnt, world) -> bool:
 def place_random(up, cpu, mem, cnt, node, slot, u, world) -> bool:
     """Put slot's pending pod on a node drawn uniformly among those with room that its constraints
     permit (pending when none): REACH's random placement, and self-healing's."""
-    ok = room(up, cpu, mem, cnt, node, slot, world)
+    ok = room(up, cpu, mem, cnt, slot, world)
     k = ok.sum()
     if k == 0:
         return put(node, slot, -1, cpu, mem, cnt, world)
@@ -197,7 +197,7 @@ def place_random(up, cpu, mem, cnt, node, slot, u, world) -> bool:
 @numba.njit(cache=True)
 def place_default(up, cpu, mem, cnt, node, slot, world) -> bool:
     """Put slot's pending pod where Kubernetes' default scheduler would (kube_scheduler.choice)."""
-    ok = room(up, cpu, mem, cnt, node, slot, world)
+    ok = room(up, cpu, mem, cnt, slot, world)
     peers = cnt[world[0][slot]].astype(np.float64)
     n = choice(up, world[3], world[4], cpu, mem, world[1][slot], world[2][slot], peers, 1.0, ok)
     return put(node, slot, n, cpu, mem, cnt, world)
