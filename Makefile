@@ -37,7 +37,8 @@ models: setup
 	  --name reach-aggregator-parallel
 	$(VENV)/bin/python benchmarks/reach_quality.py
 
-# RSDQL, REACH's baseline, for the same three apps (models/rsdql-<app>.pt; about 5 minutes each here)
+# RSDQL, REACH's baseline, for the same three apps (models/rsdql-<app>.pt; 3-4 minutes each here);
+# benchmarks/reach_vs_rsdql.py compares them with REACH's
 TRAIN_RSDQL = $(HARNESS) train --policy rsdql --recipe committed --seed 2 --out models --force
 rsdql-models: setup
 	$(TRAIN_RSDQL) --app workloads/chain.json --profile profiles/chain.reach-local.json --name rsdql-chain
@@ -63,7 +64,9 @@ bench: setup
 	$(VENV)/bin/python benchmarks/injector_cost.py
 	$(VENV)/bin/python benchmarks/cell_cost.py
 	$(VENV)/bin/python benchmarks/sim_speed.py --model models/reach-chain.pt
+	$(VENV)/bin/python benchmarks/ceenv_speed.py
 	$(VENV)/bin/python benchmarks/reach_quality.py
+	$(VENV)/bin/python benchmarks/reach_vs_rsdql.py
 	$(VENV)/bin/python benchmarks/report_speed.py
 	$(HARNESS) provision && $(VENV)/bin/python benchmarks/cpu_ratio.py; $(HARNESS) teardown
 
