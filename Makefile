@@ -20,7 +20,7 @@ $(VENV)/.installed: pyproject.toml scripts/install-system-deps.sh
 # model are committed (profiles/, models/); 'make models' retrains the model.
 demo: setup
 	$(HARNESS) provision
-	$(HARNESS) run node-failure --policy reach,default --out results \
+	$(HARNESS) run node-failure --policy reach,rsdql,default --out results \
 	  && $(HARNESS) report $$(ls -d results/*-node-failure | tail -1) --baseline default; \
 	  rc=$$?; $(HARNESS) teardown; exit $$rc
 
