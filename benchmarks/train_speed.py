@@ -49,8 +49,8 @@ def main() -> int:
     seeds = list(range(args.first_scenario, args.first_scenario + args.scenarios))
     seed = ["--seed", str(args.seed)]
     rows, checks = [], []
+    committed_steps = training_config(Reach, [], "committed")[0].total_steps
     for app in args.apps.split(","):
-        committed_steps = training_config(Reach, [], "committed")[0].total_steps
         ref_s, ref_n, _ = timed_training(app, "committed", seed + ["--total-steps", str(args.reference_steps)],
                                          args.out / "reference")
         fast_s, fast_n, ret = timed_training(app, "fast", seed, args.out)
