@@ -12,7 +12,9 @@ has room for the pod's requests (eq. 1). Reward (eq. 11): D_msa before - after -
 without masking) ends it with -100. Episodes start from random node utilisation and a random
 feasible placement (or, half of the time by default, the default scheduler's: where the live
 rescheduler starts); a step cap truncates them; optionally a node fails mid-episode and its
-pods are re-placed at random (self-healing), as in REACH's node-failure experiment.
+pods are re-placed at random (self-healing), as in REACH's node-failure experiment, and
+optionally the autoscaler changes a service's replica count mid-episode (new pods placed by
+the default scheduler), as under REACH's traffic surge.
 
 One pure transition (`step_batch`) serves the batched environment used for training and the
 scalar Gymnasium environment (a batch of one).
@@ -53,11 +55,15 @@ class EnvConfig:
     max_failed_at_start: int = arg(2, "most nodes down at an episode's start")
     # REACH's random placement, the default scheduler's (where the live rescheduler starts), or each half the time
     start: str = arg("mix", "where episodes start: random, default or mix")
+    # the HPA at work (issue 20): a scale-up's new pods land where the default scheduler puts
+    # them, so the rescheduler meets scaled-out replicas it did not place; 0 keeps REACH's world
+    scale_prob: float = arg(0.0, "chance per step that the autoscaler rescales one service (its new pods placed "
+                                 "by the default scheduler, a scale-down removing the newest)")
 
     def validate(self):
         if self.start not in ("random", "default", "mix"):
             raise ValueError("start must be random, default or mix")
-        for name in ("large_share", "failed_at_start", "node_failure_prob"):
+        for name in ("large_share", "failed_at_start", "node_failure_prob", "scale_prob"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"{name} must be within [0, 1]")
 
@@ -100,14 +106,16 @@ class Dynamics:
                       np.ascontiguousarray(self.affinity, dtype=np.bool_), np.ascontiguousarray(self.spread, dtype=np.bool_))
         self.kmodel = (f64(model.E), model.D, model.user_rtt, *model.graph)
         k = ceenv_kernels
-        c = np.zeros(13)
+        c = np.zeros(k.N_CFG)
         c[k.UTIL_LO], c[k.UTIL_HI] = cfg.utilisation
         c[k.FAILED_AT_START], c[k.MAX_FAILED], c[k.FAILURE_PROB] = cfg.failed_at_start, cfg.max_failed_at_start, cfg.node_failure_prob
         c[k.MAX_STEPS], (c[k.REP_LO], c[k.REP_HI]), c[k.EQUAL] = cfg.max_steps, cfg.replicas, cfg.equal_replicas
         c[k.LARGE_SHARE], c[k.MOVE_PENALTY], c[k.INVALID_PENALTY] = cfg.large_share, cfg.move_penalty, cfg.invalid_penalty
         c[k.START] = {"random": k.START_RANDOM, "default": k.START_DEFAULT, "mix": k.START_MIX}[cfg.start]
+        c[k.SCALE_PROB], c[k.MAX_REPLICAS] = cfg.scale_prob, cfg.max_replicas
         self.kcfg = c
         self.reset_draws = k.reset_draws(self.N, self.S, self.P)
+        self.step_draws = k.step_draws(self.P)
 
     # -------------------------------------------------------------- derived state
     def counts(self, node: np.ndarray) -> np.ndarray:
@@ -174,7 +182,7 @@ def step_batch(dyn: Dynamics, st: Batch, actions: np.ndarray,
     """The transition, in place on ``st``: returns (reward, terminated, truncated) per environment."""
     B = st.node.shape[0]
     reward, terminated, truncated = np.empty(B), np.empty(B, np.bool_), np.empty(B, np.bool_)
-    u = rng.random((B, 1 + dyn.P))  # a node failure's draws (ceenv_kernels.step_envs)
+    u = rng.random((B, dyn.step_draws))  # the events' draws (ceenv_kernels.step_envs)
     ceenv_kernels.step_envs(np.ascontiguousarray(actions, dtype=np.int64), u, st.bg_cpu, st.bg_mem, st.node, st.up,
                             st.steps, st.fail_at, st.latency, dyn.world, dyn.kmodel, dyn.kcfg, dyn.S, reward,
                             terminated, truncated)

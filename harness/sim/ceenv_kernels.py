@@ -23,13 +23,20 @@ from harness.sim.latency_kernel import placement_terms
 
 # indices into the cfg vector (ceenv.Dynamics writes it, as kcfg)
 UTIL_LO, UTIL_HI, FAILED_AT_START, MAX_FAILED, FAILURE_PROB, MAX_STEPS, REP_LO, REP_HI, EQUAL, LARGE_SHARE, \
-    START, MOVE_PENALTY, INVALID_PENALTY = range(13)
+    START, MOVE_PENALTY, INVALID_PENALTY, SCALE_PROB, MAX_REPLICAS = range(15)
+N_CFG = 15
 START_RANDOM, START_DEFAULT, START_MIX = 0.0, 1.0, 2.0
 
 
 def reset_draws(N: int, S: int, P: int) -> int:
     """Uniform draws one episode start consumes (at most; the unused ones keep the count fixed)."""
     return 3 * N + S + 2 * P + 8
+
+
+def step_draws(P: int) -> int:
+    """Uniform draws one step consumes: a node failure's (the victim, a node per lost pod), then an
+    autoscaling event's (whether, which service, the new count)."""
+    return 1 + P + 3
 
 
 @numba.njit(cache=True)
@@ -279,6 +286,36 @@ def reset_env(bg_cpu, bg_mem, node, up, b, u, reps_given, world, cfg, S, max_rep
     return fail_at
 
 
+@numba.njit(cache=True)
+def rescale(bg_cpu, bg_mem, node, up, u, world, S, max_replicas) -> bool:
+    """The HPA rescales one service (``u``: 2 draws): the service drawn uniformly, its new replica
+    count uniformly among the other counts in 1..max_replicas. New pods take the service's lowest
+    free slots, placed where the default scheduler puts them (pending when nothing fits); a scale-down
+    removes the highest slots' pods, the newest ones, as the live autoscaler stops them. Returns
+    whether any pod came or went."""
+    if max_replicas < 2:
+        return False
+    s = min(int(u[0] * S), S - 1)
+    first = s * max_replicas
+    have = 0
+    for r in range(max_replicas):
+        have += node[first + r] >= 0
+    k = min(int(u[1] * (max_replicas - 1)), max_replicas - 2)  # one of the max_replicas - 1 other counts
+    want = k + 1 if k + 1 < have else k + 2
+    if want > have:
+        cpu, mem, cnt = totals(bg_cpu, bg_mem, node, world, S)
+        for r in range(max_replicas):
+            if have < want and node[first + r] < 0:
+                place_default(up, cpu, mem, cnt, node, first + r, world)
+                have += 1
+    else:
+        for r in range(max_replicas - 1, -1, -1):
+            if have > want and node[first + r] >= 0:
+                node[first + r] = -1
+                have -= 1
+    return True
+
+
 @numba.njit(cache=True, error_model="numpy")
 def reset_envs(which, u, reps_given, bg_cpu, bg_mem, node, up, steps, fail_at, latency, world, model, cfg, S,
                max_replicas):
@@ -294,8 +331,8 @@ def reset_envs(which, u, reps_given, bg_cpu, bg_mem, node, up, steps, fail_at, l
 @numba.njit(cache=True, error_model="numpy")
 def step_envs(actions, u, bg_cpu, bg_mem, node, up, steps, fail_at, latency, world, model, cfg, S, reward,
               terminated, truncated):
-    """The transition (see ceenv's docstring), in place. ``u`` (B, 1 + P): draws for a node failure
-    (the victim, then a new node for each pod it held)."""
+    """The transition (see ceenv's docstring), in place. ``u`` (B, step_draws(P)): draws for a node
+    failure (the victim, then a new node for each pod it held) and for an autoscaling event."""
     slot_service, r_cpu, r_mem, C_cpu, C_mem, affinity, spread = world
     B, P = node.shape
     N = up.shape[1]
@@ -339,9 +376,12 @@ def step_envs(actions, u, bg_cpu, bg_mem, node, up, steps, fail_at, latency, wor
             cpu, mem, cnt = totals(bg_cpu[b], bg_mem[b], node[b], world, S)
             for i in range(len(lost)):
                 place_random(up[b], cpu, mem, cnt, node[b], lost[i], u[b, 1 + i], world)
-        after = env_latency(node[b], world, model, S, N) if move or failing else before
-        if failing:
-            before = after  # the failure's effect is not the move's reward
+        # the HPA rescales a service: neither is the agent's doing
+        scaling = not terminated[b] and u[b, 1 + P] < cfg[SCALE_PROB] and \
+            rescale(bg_cpu[b], bg_mem[b], node[b], up[b], u[b, 2 + P:], world, S, int(cfg[MAX_REPLICAS]))
+        after = env_latency(node[b], world, model, S, N) if move or failing or scaling else before
+        if failing or scaling:
+            before = after  # the event's effect is not the move's reward
         if move:
             reward[b] = before - after - cfg[MOVE_PENALTY]
         latency[b] = after

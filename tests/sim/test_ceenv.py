@@ -150,3 +150,55 @@ def test_replica_counts_without_slots_are_refused():
     env = CEEnv()  # 5 slots per service
     with pytest.raises(ValueError, match=r"within 1..5, got \[6, 2, 2, 2\]"):
         env.reset(seed=0, options={"replicas": [6, 2, 2, 2]})
+
+
+def test_the_autoscaler_rescales_one_service_per_event_and_its_new_pods_go_where_the_default_scheduler_puts_them():
+    """scale_prob=1: every step one service gets another replica count; a scale-up fills the
+    service's lowest free slots pod by pod as kube_scheduler.default_choice chooses, a scale-down
+    empties its highest slots; the move's reward does not include the event's effect."""
+    from harness.sim import kube_scheduler
+
+    env = CEEnv(config=EnvConfig(scale_prob=1.0, max_steps=40))
+    d = env.dyn
+    rng = np.random.default_rng(0)
+    ups = downs = 0
+    for seed in range(6):
+        _, info = env.reset(seed=seed)
+        for _ in range(8):
+            before = env.st.node[0].copy()
+            cpu, mem = d.used(env.st)
+            a = rng.choice(np.flatnonzero(info["action_mask"][:-1]))
+            moved = before.copy()
+            moved[a // d.N] = a % d.N
+            cpu[0, before[a // d.N]] -= d.r_cpu[a // d.N]
+            cpu[0, a % d.N] += d.r_cpu[a // d.N]
+            mem[0, before[a // d.N]] -= d.r_mem[a // d.N]
+            mem[0, a % d.N] += d.r_mem[a // d.N]
+            _, r, term, trunc, info = env.step(a)
+            assert not term and r == pytest.approx(-2.0)  # the move's latency change is lost in the event's
+            after = env.st.node[0]
+            changed = np.flatnonzero(after != moved)
+            services = set(d.slot_service[changed])
+            assert len(services) == 1, (moved, after)
+            slots = np.flatnonzero(d.slot_service == services.pop())
+            held_before, held_after = moved[slots] >= 0, after[slots] >= 0
+            assert held_before.sum() != held_after.sum()
+            if held_after.sum() > held_before.sum():
+                ups += 1
+                new = changed
+                assert np.array_equal(new, slots[~held_before][:len(new)])  # the lowest free slots
+                expect = moved.copy()
+                for slot in new:
+                    same = (d.slot_service == d.slot_service[slot]) & (expect >= 0)
+                    n = kube_scheduler.default_choice(env.st.up[0], d.C_cpu, d.C_mem, cpu[0], mem[0], d.r_cpu[slot],
+                                                      d.r_mem[slot], np.bincount(expect[same], minlength=d.N))
+                    expect[slot] = n
+                    cpu[0, n] += d.r_cpu[slot]
+                    mem[0, n] += d.r_mem[slot]
+                assert np.array_equal(expect, after)
+            else:
+                downs += 1
+                gone = changed
+                assert np.array_equal(gone, slots[held_before][-len(gone):])  # the highest (newest) pods
+            assert np.isfinite(env.st.latency[0]) and env.st.latency[0] == pytest.approx(d.latency(env.st)[0])
+    assert ups > 5 and downs > 5
