@@ -71,6 +71,11 @@ class Live:
     events: list[str] = field(default_factory=list)
 
 
+def hpa_target(d) -> tuple[int, dict] | None:
+    """The HPA's decision as scale_to's target."""
+    return None if d is None else (d.desired, {"utilisation": round(d.utilisation, 3)})
+
+
 class LiveRun:
     def __init__(self, cluster: Cluster, plan: Plan, out: RunDir, on_tick: Callable[[Live], None] | None = None):
         self.cluster, self.plan, self.out = cluster, plan, out
@@ -239,24 +244,33 @@ class LiveRun:
             # in the cores the requests are written in (the node's logical cores)
             cpu = {p.name: real[p.name] * scale[p.node] for p in pods if p.name in real}
             for service in self.plan.app.services:
-                mine = [p for p in pods if p.service == service]
-                d = hpa.desired(service, mine, cpu)
-                if d is None or d.desired == d.current:
-                    continue
-                self.event("scale", service=service, to=d.desired, current=d.current, utilisation=round(d.utilisation, 3))
-                self.scale_to(service, d.desired, mine)
-                self.record_placement("scale")
+                if self.scale_to(service, lambda mine, s=service: hpa_target(hpa.desired(s, mine, cpu))):
+                    self.record_placement("scale")
 
-    def scale_to(self, service: str, want: int, mine: list[Pod]) -> None:
-        """New pods where the placer says, or the newest ones stopped (draining)."""
+    def scale_to(self, service: str, target: Callable[[list[Pod]], tuple[int, dict] | None]) -> bool:
+        """Scale ``service`` to the count ``target(its pods)`` gives (None: no change; with the scale
+        event's details): new pods where the placer says, or the newest ones stopped (draining).
+        Decided under the lock: a move holds it from starting its new pod until the old one is gone,
+        so the count never includes a move's two pods (read mid-move, the HPA scaled down and
+        stopped the move's new pod, leaving one replica too few). Whether anything changed."""
+        with self.lock:
+            mine = [p for p in self.cluster.pods() if p.service == service]
+            decided = target(mine)
+            if decided is None or decided[0] == len(mine):
+                return False
+            want, detail = decided
+            self.event("scale", service=service, to=want, current=len(mine), **detail)
+            gone = mine[want:][::-1]
+            for p in gone:
+                self.cluster.retire_pod(p)
+            if gone:
+                self.cluster.publish()
         if want > len(mine):
             place_new(self.placer, self.view, [service] * (want - len(mine)), self.lock, self.event, self.lineage,
                       "scale-up")
-        for p in mine[want:][::-1]:
-            with self.lock:
-                self.cluster.retire_pod(p)
-                self.cluster.publish()
+        for p in gone:
             self.cluster.stop_pod(p)
+        return True
 
     def request_stream_loop(self) -> None:
         """Deployment requests: Poisson arrivals of R pods each, all placed or the request rejected,
@@ -309,13 +323,9 @@ class LiveRun:
             if k and self.stop.wait(max(0.0, due - time.time())):
                 return
             late = round(time.time() - due, 3)
-            pods = self.cluster.pods()
-            counts = {s: sum(p.service == s for p in pods) for s in cycle}
             self.event("replica-cycle", cycle=k, replicas=cycle, late_s=late)
             for service, want in cycle.items():
-                if counts[service] != want:
-                    self.event("scale", service=service, to=want, current=counts[service], reason="schedule")
-                    self.scale_to(service, want, [p for p in self.cluster.pods() if p.service == service])
+                self.scale_to(service, lambda mine, n=want: (n, {"reason": "schedule"}))
             self.record_placement(f"cycle {k}")
 
     def metrics_loop(self, period: float = 5.0) -> None:

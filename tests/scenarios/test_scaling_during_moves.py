@@ -1,0 +1,77 @@
+"""The autoscaler and the move loop share one lock: a scaling decision never counts a move's two
+pods (its new one started beside the old one). Read mid-move, the HPA once scaled a service down
+and stopped the move's new pod, leaving one replica too few (found in a traffic-surge run)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from harness.scenarios.live import LiveRun
+from harness.testbed.pods import Pod
+
+
+class FakePods:
+    """A fake cluster's pod list, only what scale_to touches (the live testbed's semantics:
+    retired pods are no longer listed)."""
+
+    def __init__(self, pods: list[Pod]):
+        self.listed, self.stopped = list(pods), []
+
+    def pods(self):
+        return list(self.listed)
+
+    def retire_pod(self, pod):
+        self.listed.remove(pod)
+
+    def publish(self):
+        pass
+
+    def stop_pod(self, pod, drain_seconds: float = 10):
+        self.stopped.append(pod)
+
+
+def pod(name: str, node: str = "edge-a-1") -> Pod:
+    return Pod(name, "ml", node, "10.0.0.1", 8080)
+
+
+class Stub:
+    """The parts of a LiveRun that scale_to uses."""
+
+    def __init__(self, cluster):
+        self.cluster, self.lock, self.events = cluster, threading.Lock(), []
+
+    def event(self, kind, **detail):
+        self.events.append((kind, detail))
+
+
+def test_a_scaling_decision_waits_for_a_move_in_progress_and_keeps_its_new_pod():
+    old, other, new = pod("ml-1"), pod("ml-2"), pod("ml-3", "edge-a-2")
+    cluster = FakePods([old, other])
+    run = Stub(cluster)
+    run.lock.acquire()  # a move is under way: its new pod runs beside the old one
+    cluster.listed.append(new)
+    seen = []
+
+    def hpa(mine):  # the HPA keeps 2 replicas: a count of 3 would make it scale down
+        seen.append(len(mine))
+        return 2, {"utilisation": 0.5}
+
+    t = threading.Thread(target=lambda: seen.append(LiveRun.scale_to(run, "ml", hpa)))
+    t.start()
+    time.sleep(0.2)
+    assert seen == []  # no decision while the move holds the lock
+    cluster.retire_pod(old)  # the move ends: the old pod goes
+    run.lock.release()
+    t.join(5)
+    assert seen == [2, False]  # decided on the pods after the move: nothing to do
+    assert cluster.pods() == [other, new] and cluster.stopped == [] and run.events == []
+
+
+def test_a_scale_down_stops_the_newest_pods():
+    pods = [pod(f"ml-{i}") for i in range(1, 5)]
+    cluster = FakePods(pods)
+    run = Stub(cluster)
+    assert LiveRun.scale_to(run, "ml", lambda mine: (2, {"reason": "schedule"}))
+    assert cluster.pods() == pods[:2] and cluster.stopped == [pods[3], pods[2]]
+    assert run.events == [("scale", {"service": "ml", "to": 2, "current": 4, "reason": "schedule"})]
