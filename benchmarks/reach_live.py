@@ -72,7 +72,11 @@ def session_table(path: Path) -> tuple[str, list[str]]:
     for policy, runs in by.items():
         mean, half = means[policy]
         parts = [split(r, at) for r in runs]
-        avg = lambda k: np.nanmean([p[k] for p in parts if k in p]) if any(k in p for p in parts) else float("nan")  # noqa: E731
+
+        def avg(key: str) -> float:  # over the runs that have the value
+            values = [p[key] for p in parts if key in p]
+            return float(np.mean(values)) if values else float("nan")
+
         ci = f"± {half:.1f}" if half is not None else "(1 run)"
         p_mean = paper.get(policy)
         p_rps = paper.get("rps_after", {}).get(policy)
@@ -89,8 +93,9 @@ def session_table(path: Path) -> tuple[str, list[str]]:
             paper_gain = paper.get("improvement_vs", {}).get(other)
             if paper_gain is None and other in paper and "reach" in paper:
                 paper_gain = (paper[other] - paper["reach"]) / paper[other]
-            lines.append(f"REACH vs {other}: {(m - r) / m:+.1%} lower mean latency"
-                         + (f" (the paper: {paper_gain:+.1%})" if paper_gain is not None else ""))
+            gain = (m - r) / m
+            lines.append(f"REACH's mean latency {abs(gain):.1%} {'below' if gain >= 0 else 'above'} {other}'s"
+                         + (f" (the paper: {paper_gain:.1%} below)" if paper_gain is not None else ""))
     return name, lines
 
 
