@@ -55,15 +55,18 @@ def test_calibrate_then_an_open_loop_run_on_the_calibrated_profile(testbed, tmp_
     assert {"end-to-end", "gateway", "execution", "call", "execution-on-node"} <= parts
 
     sc = tmp_path / "open.yaml"
-    sc.write_text(yaml.safe_dump({"name": "open", "description": "d", "duration_s": 10, "app": "chain", "replicas": 1,
+    # the report compares intervals of at least 5 requests: ~20 expected after the step (at 2 rps over
+    # 5 s a Poisson count fell below 5 now and then, and the report had no interval to show)
+    sc.write_text(yaml.safe_dump({"name": "open", "description": "d", "duration_s": 12, "app": "chain", "replicas": 1,
                                   "warmup_s": 2, "load": {"mode": "open", "steps": [{"at_s": 0, "value": 1},
-                                                                                    {"at_s": 5, "value": 2}]}}))
+                                                                                    {"at_s": 5, "value": 3}]}}))
     r = harness(testbed.state_dir, "run", str(sc), "--policy", "default", "--profile",
-                str(tmp_path / "p" / "chain.reach-local.calibrated.json"), "--out", str(tmp_path / "open"), timeout=300)
+                str(tmp_path / "p" / "chain.reach-local.calibrated.json"), "--out", str(tmp_path / "open"), "--seed", "1",
+                timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     (run_dir,) = (tmp_path / "open").glob("*/default-r1")
     placements = [json.loads(line) for line in (run_dir / "placements.jsonl").read_text().splitlines()]
-    assert [p["predicted"]["rate_per_s"] for p in placements] == [1, 2]  # deploy, then the rate's step
+    assert [p["predicted"]["rate_per_s"] for p in placements] == [1, 3]  # deploy, then the rate's step
     for p in placements:
         q = p["predicted"]["queueing_ms"]
         assert q["node-ps"] > p["predicted_ms"] and q["erlang-c"] > p["predicted_ms"]
