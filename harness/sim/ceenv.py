@@ -164,8 +164,7 @@ class Dynamics:
             # the compiled start writes slots without bounds checks: refuse counts it has no slots for
             raise ValueError(f"replicas must be {self.S} counts within 1..{self.cfg.max_replicas}, got {reps.tolist()}")
         ceenv_kernels.reset_envs(np.ascontiguousarray(which, dtype=np.bool_), u, reps, st.bg_cpu, st.bg_mem, st.node,
-                                 st.up, st.steps, st.fail_at, st.latency, self.world, self.kmodel, self.kcfg, self.S,
-                                 self.cfg.max_replicas)
+                                 st.up, st.steps, st.fail_at, st.latency, self.world, self.kmodel, self.kcfg, self.S)
 
     def reset_one(self, st: Batch, b: int, rng: np.random.Generator, replicas: np.ndarray | None = None) -> None:
         which = np.zeros(st.node.shape[0], np.bool_)

@@ -218,7 +218,7 @@ def totals(bg_cpu, bg_mem, node, world, S):
 
 
 @numba.njit(cache=True)
-def reset_env(bg_cpu, bg_mem, node, up, b, u, reps_given, world, cfg, S, max_replicas):
+def reset_env(bg_cpu, bg_mem, node, up, b, u, reps_given, world, cfg, S):
     """A new episode in environment b; returns its fail_at step (-1: no failure). ``u``: the
     uniform draws (``reset_draws``); ``reps_given``: replicas per service, or -1s to draw them."""
     C_cpu, C_mem = world[3], world[4]
@@ -262,7 +262,7 @@ def reset_env(bg_cpu, bg_mem, node, up, b, u, reps_given, world, cfg, S, max_rep
     i = 0
     for s in range(S):
         for r in range(reps[s]):
-            slots[i] = s * max_replicas + r
+            slots[i] = s * int(cfg[MAX_REPLICAS]) + r
             i += 1
     start = cfg[START]
     by_default = start == START_DEFAULT or (start == START_MIX and u[k] < 0.5)
@@ -317,13 +317,12 @@ def rescale(bg_cpu, bg_mem, node, up, u, world, S, max_replicas) -> bool:
 
 
 @numba.njit(cache=True, error_model="numpy")
-def reset_envs(which, u, reps_given, bg_cpu, bg_mem, node, up, steps, fail_at, latency, world, model, cfg, S,
-               max_replicas):
+def reset_envs(which, u, reps_given, bg_cpu, bg_mem, node, up, steps, fail_at, latency, world, model, cfg, S):
     """Start a new episode in every environment b with which[b]."""
     N = up.shape[1]
     for b in range(len(which)):
         if which[b]:
-            fail_at[b] = reset_env(bg_cpu, bg_mem, node, up, b, u[b], reps_given, world, cfg, S, max_replicas)
+            fail_at[b] = reset_env(bg_cpu, bg_mem, node, up, b, u[b], reps_given, world, cfg, S)
             steps[b] = 0
             latency[b] = env_latency(node[b], world, model, S, N)
 
