@@ -48,6 +48,11 @@ def numpy_terms(self, X: np.ndarray, partial: bool = False, E: np.ndarray | None
 class NumpyDynamics(Dynamics):
     """Dynamics with the numpy rules of commit 0223ae7."""
 
+    def __init__(self, model, cfg):
+        super().__init__(model, cfg)
+        # 0223ae7 skipped the constraint filters for an app without constraints
+        self.constrained = bool((~self.affinity).any() or self.spread.any())
+
     # -------------------------------------------------------------- derived state
     def counts(self, node: np.ndarray) -> np.ndarray:
         B = node.shape[0]
