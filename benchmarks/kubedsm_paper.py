@@ -5,10 +5,12 @@ beside the paper's numbers.
     .venv/bin/python benchmarks/kubedsm_paper.py variants  [--seeds 10]               # Fig. 10
     .venv/bin/python benchmarks/kubedsm_paper.py qos       [--seeds 10]               # Fig. 11
     .venv/bin/python benchmarks/kubedsm_paper.py speed                                # a batch of 20 pods
+    .venv/bin/python benchmarks/kubedsm_paper.py scenarios [--cycle-s 90] [--out scenarios/kubedsm]  # live files
 
 The 11 m_σ workloads (12 cycles × 90 s; harness.rescheduler.replay), the same schedules (seeds
 0..N-1) for every policy; the HPA's default behaviour between the schedule and the cluster
-(``--instant``: each cycle's counts at once); the cloud unlimited, as the paper models it. Edge
+(``--instant``: each cycle's counts at once); the cloud unlimited, as the paper models it; the
+edge nodes at their capacity (``--system-reserved CORES,MIB`` for what the system's pods hold). Edge
 ratio = mean over deployments of the share of their pods on the edge, averaged over time, then
 over seeds (95 % CI, Student's t). Paper: KubeDSM 80 % (+13.4 % over the best baseline) on
 m = 1.1..1.6 σ 0.4, 78 % (+18.9 %) on m 1.5 σ 0.1..0.5; lower std across deployments in 6 of 11;
@@ -26,7 +28,8 @@ import numpy as np
 
 from harness.policies import build
 from harness.results.collect import mean_ci95
-from harness.rescheduler.replay import WORKLOADS, HpaBehaviour, m_sigma_schedule, replay, unlimited_cloud, workload_name
+from harness.rescheduler.replay import (CYCLE_S, WORKLOADS, HpaBehaviour, m_sigma_schedule, replay, unlimited_cloud,
+                                        with_system_reserved, workload_name)
 from harness.sim.topology import model_for
 from harness.spec.app import load_app
 from harness.spec.profile import load_profile
@@ -41,14 +44,15 @@ def setting():
     return app, model
 
 
-def run(policies: dict[str, dict], workloads, seeds: int, hpa: HpaBehaviour):
+def run(policies: dict[str, dict], workloads, seeds: int, hpa: HpaBehaviour, reserved=(0.0, 0.0)):
     app, model = setting()
+    cluster = with_system_reserved(model, *reserved)  # the schedules come from the capacities, as the generator's
     out = {}
     for m, sg in workloads:
         for seed in range(seeds):
             sch = m_sigma_schedule(app, model, m, sg, seed)
             for label, (name, kw) in policies.items():
-                r = replay(build(name, **kw), label, app, model, sch, hpa=hpa)
+                r = replay(build(name, **kw), label, app, cluster, sch, hpa=hpa)
                 out.setdefault((m, sg), {}).setdefault(label, []).append(r)
         print(f"  {workload_name(m, sg)} done", file=sys.stderr)
     return out
@@ -77,7 +81,7 @@ def ci(xs):
 
 def workloads(args) -> bool:
     pols = {"kubedsm": ("kubedsm", {"qos": args.qos})} | {b: (b, {}) for b in BASELINES}
-    res = run(pols, WORKLOADS, args.seeds, HpaBehaviour(instant=args.instant))
+    res = run(pols, WORKLOADS, args.seeds, HpaBehaviour(instant=args.instant), args.system_reserved)
     print(f"{'workload':8s} " + " ".join(f"{p:>12s}" for p in pols) + "   best baseline  kubedsm/best  std lower?")
     ok, lower, sweep_k, sweep_b = True, 0, [], []
     for (m, sg), per in res.items():
@@ -96,7 +100,7 @@ def workloads(args) -> bool:
     k, b = float(np.mean(sweep_k)), float(np.mean(sweep_b))
     print(f"m = 1.1..1.6, σ 0.4: kubedsm {k:.3f}, best baseline {b:.3f}, ratio {k / b:.3f}  (paper: 0.80, +13.4 %)")
     app, model = setting()
-    bound = np.mean([oracle(app, model, m_sigma_schedule(app, model, m, sg, seed))
+    bound = np.mean([oracle(app, with_system_reserved(model, *args.system_reserved), m_sigma_schedule(app, model, m, sg, seed))
                      for m, sg in WORKLOADS if sg == 0.4 for seed in range(args.seeds)])
     print(f"upper bound on the sweep (each cycle's counts packed best, migrations free): {bound:.3f}")
     print(f"kubedsm >= every baseline on every workload: {'PASS' if ok else 'FAIL'}; "
@@ -108,7 +112,7 @@ def workloads(args) -> bool:
 def variants(args) -> bool:
     pols = {"k8s-edge": ("k8s-edge", {})} | {v: ("kubedsm", {"variant": v, "qos": args.qos})
                                             for v in ("noedgemig", "nocloudoffload", "original", "midmig")}
-    res = run(pols, WORKLOADS, args.seeds, HpaBehaviour(instant=args.instant))
+    res = run(pols, WORKLOADS, args.seeds, HpaBehaviour(instant=args.instant), args.system_reserved)
     means = {p: float(np.mean([r.edge_ratio for per in res.values() for r in per[p]])) for p in pols}
     for p, v in means.items():
         print(f"{p:15s} {v:.3f}")
@@ -120,7 +124,7 @@ def variants(args) -> bool:
 
 def qos(args) -> bool:
     pols = {q: ("kubedsm", {"promised": q, "qos": args.qos}) for q in ("all-one", "all-half", "ca", "respect-d")}
-    res = run(pols, [(1.5, 0.4)], args.seeds, HpaBehaviour(instant=args.instant))
+    res = run(pols, [(1.5, 0.4)], args.seeds, HpaBehaviour(instant=args.instant), args.system_reserved)
     per = res[(1.5, 0.4)]
     print(f"{'promised':10s} " + " ".join(f"{d:>6s}" for d in "abcd") + "   mean")
     for q, rs in per.items():
@@ -152,12 +156,52 @@ def speed(args) -> bool:
     return kd < 1
 
 
+def scenarios(args) -> bool:
+    """The workloads as scenario files for `harness run` (seed 0: the replay's first schedule):
+    Table 5's app, each cycle's counts played on time (the HPA bypassed), one periodic load per
+    deployment, KubeDSM's 1 s suggestion period."""
+    import yaml
+
+    app, model = setting()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for m, sg in WORKLOADS:
+        name = workload_name(m, sg)
+        cycles = m_sigma_schedule(app, model, m, sg, 0)
+        doc = {
+            "name": f"kubedsm-{name}",
+            "description": f"KubeDSM's m_sigma workload {name} (seed 0): {len(cycles)} cycles of {args.cycle_s:g} s, "
+                           f"{args.rate:g} req/s to each deployment",
+            "duration_s": len(cycles) * args.cycle_s,
+            "app": "kubedsm",
+            "replicas": 1,
+            "load": [{"entry": s, "mode": "periodic", "steps": [{"at_s": 0, "value": args.rate}]} for s in app.services],
+            "replica_schedule": {"cycle_s": args.cycle_s, "cycles": cycles},
+            "rescheduler": {"period_s": 1, "start_s": 1, "max_moves": 8},
+        }
+        head = (f"# Written by benchmarks/kubedsm_paper.py scenarios --cycle-s {args.cycle_s:g}: KubeDSM's workload {name}\n"
+                f"# on inventories/kubedsm-local.yaml (paper 004, Figs. 4-5), the replay's seed-0 schedule.\n")
+        (out / f"{name}.yaml").write_text(head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None))
+        print(out / f"{name}.yaml")
+    return True
+
+
+def reserved(text: str) -> tuple[float, float]:
+    cores, mib = (float(x) for x in text.split(","))
+    return cores, mib
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("what", choices=["workloads", "variants", "qos", "speed"])
+    ap.add_argument("what", choices=["workloads", "variants", "qos", "speed", "scenarios"])
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--instant", action="store_true", help="each cycle's counts at once, no HPA")
     ap.add_argument("--qos", default="code", choices=["code", "paper"], help="KubeDSM's QoS form")
+    ap.add_argument("--system-reserved", type=reserved, default=(0.0, 0.0), metavar="CORES,MIB",
+                    help="held on each edge node by the system's pods (default 0,0: the inventory's capacities)")
+    ap.add_argument("--cycle-s", type=float, default=CYCLE_S, help="scenarios: seconds per cycle (the paper: 90)")
+    ap.add_argument("--rate", type=float, default=2.0, help="scenarios: requests/s to each deployment")
+    ap.add_argument("--out", default="scenarios/kubedsm", help="scenarios: the folder to write")
     args = ap.parse_args()
     return 0 if globals()[args.what](args) else 1
 

@@ -13,7 +13,9 @@ nodes. Every policy sees the same schedules.
 The m_σ schedules (the paper's workloads, after the authors' generator): per cycle, deployment
 d's count is round(N(m·k_d, σ·k_d)), at least 1, with k_d = the mean over resources of
 (edge capacity / number of services) / d's request: m is the edge need as a multiple of the
-edge's capacity, split equally over the deployments.
+edge's capacity, split equally over the deployments. As in the generator (genny's load_config),
+that capacity is each edge node's less 1 core and 1 GB ("for safety"; what K3s's own pods and
+the kubelet leave): the authors' published logs never show an edge node holding its full cores.
 """
 
 from __future__ import annotations
@@ -48,14 +50,29 @@ def unlimited_cloud(model: LatencyModel) -> LatencyModel:
     return out
 
 
+def with_system_reserved(model: LatencyModel, cpus: float, memory_mib: float) -> LatencyModel:
+    """The edge nodes less what the system's own pods hold (allocatable, not capacity): the
+    paper's tables give capacities only, so this is 0 unless a reading asks for it."""
+    topo = model.topo
+    edge = np.array([r == "edge" for r in topo.roles])
+    out = copy.copy(model)
+    out.topo = dataclasses.replace(topo, cpus=np.where(edge, topo.cpus - cpus, topo.cpus),
+                                   memory_mib=np.where(edge, topo.memory_mib - memory_mib, topo.memory_mib))
+    return out
+
+
 def workload_name(m: float, sigma: float) -> str:
     return f"{m:.1f}_{sigma:.1f}"
 
 
+GENERATOR_RESERVE = (1.0, 1024.0)  # cores, MiB per edge node: genny's load_config takes these off
+
+
 def m_sigma_schedule(app: App, model: LatencyModel, m: float, sigma: float, seed: int,
-                     cycles: int = CYCLES) -> list[dict[str, int]]:
+                     cycles: int = CYCLES, reserve: tuple[float, float] = GENERATOR_RESERVE) -> list[dict[str, int]]:
     roles = model.topo.roles
-    edge_cap = np.array([[model.topo.cpus[i], model.topo.memory_mib[i]] for i in range(len(roles)) if roles[i] == "edge"])
+    edge_cap = np.array([[model.topo.cpus[i] - reserve[0], model.topo.memory_mib[i] - reserve[1]]
+                         for i in range(len(roles)) if roles[i] == "edge"])
     share = edge_cap.sum(axis=0) / len(app.services)
     k = {s: float(np.mean(share / np.array([app.cpu_request(s), app.memory_request(s)]))) for s in app.services}
     rng = np.random.default_rng(seed)

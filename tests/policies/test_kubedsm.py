@@ -13,7 +13,7 @@ from harness.policies import build
 from harness.policies.contract import ClusterView, PodView
 from harness.policies.kubedsm import Edge, KubeDSMCore, KubeDSMArgs
 from harness.policies.kubedsm_match import Match, node_value
-from harness.rescheduler.replay import HpaBehaviour, m_sigma_schedule, replay, unlimited_cloud
+from harness.rescheduler.replay import HpaBehaviour, m_sigma_schedule, replay, unlimited_cloud, with_system_reserved
 from harness.sim.topology import model_for
 from harness.spec.app import load_app
 from harness.spec.profile import load_profile
@@ -180,6 +180,26 @@ def test_nocloudoffload_never_brings_cloud_pods_to_the_edge(setting):
     assert build("kubedsm").plan(view)
 
 
+def test_the_schedule_scales_the_edge_less_the_generators_reserve(setting):
+    """k_d = mean over (cores, memory) of (edge capacity less 1 core and 1 GiB per node) / 4 / d's
+    request: on the authors' cluster (edge 14 cores, 16 GiB) A gets mean(11/4/1, 13312/4/950)."""
+    app, model = setting
+    k = {"a": (11 / 4 + 13312 / 4 / 950) / 2, "b": (11 / 4 + 13312 / 4 / 1900) / 2, "c": (11 / 4 + 13312 / 4 / 950) / 2,
+         "d": (11 / 4 / 2 + 13312 / 4 / 1900) / 2}
+    for m in (1.0, 1.6):
+        assert m_sigma_schedule(app, model, m, 0.0, 3, cycles=2) == [{s: round(m * k[s]) for s in "abcd"}] * 2
+    full = m_sigma_schedule(app, model, 1.6, 0.0, 3, cycles=1, reserve=(0.0, 0.0))[0]
+    assert full == {"a": 6, "b": 5, "c": 6, "d": 3}  # mean(14/4, 16384/4/950) x 1.6, ...
+
+
+def test_system_reserved_shrinks_only_the_edge(setting):
+    app, model = setting
+    r = with_system_reserved(model, 1.0, 512.0)
+    edge = np.array([x == "edge" for x in model.topo.roles])
+    assert np.allclose(r.topo.cpus[edge], model.topo.cpus[edge] - 1) and np.allclose(r.topo.cpus[~edge], model.topo.cpus[~edge])
+    assert np.allclose(r.topo.memory_mib[edge], model.topo.memory_mib[edge] - 512)
+
+
 def test_replay_is_deterministic_and_the_same_for_every_policy(setting):
     app, model = setting
     a = m_sigma_schedule(app, model, 1.3, 0.4, 7)
@@ -192,3 +212,17 @@ def test_replay_is_deterministic_and_the_same_for_every_policy(setting):
     edge = replay(build("k8s-edge"), "k8s-edge", app, model, a, hpa=HpaBehaviour(instant=True))
     assert cf.edge_ratio == 0.0  # an unlimited cloud takes every pod
     assert 0.3 < edge.edge_ratio <= 1.0
+
+
+def test_the_committed_workload_files_are_the_generators_seed_0(setting):
+    """scenarios/kubedsm/*.yaml (benchmarks/kubedsm_paper.py scenarios) load as scenarios, and
+    each plays the replay's seed-0 schedule of its workload: regenerate them if the generator moves."""
+    from harness.rescheduler.replay import WORKLOADS, workload_name
+    from harness.scenarios.catalog import load_scenario
+
+    app, model = setting
+    for m, sigma in WORKLOADS:
+        sc, _ = load_scenario(str(REPO / "scenarios/kubedsm" / f"{workload_name(m, sigma)}.yaml"))
+        cycles = [{s: n for s, n in c.items()} for c in sc.replica_schedule.cycles]
+        assert cycles == m_sigma_schedule(app, model, m, sigma, 0)
+        assert sc.duration_s == len(cycles) * sc.replica_schedule.cycle_s and sc.app == "kubedsm"
