@@ -34,7 +34,7 @@ from harness.spec.profile import Profile
 from harness.spec.scenario import FaultParams, Scenario
 from harness.spec.testbed_state import TestbedState
 from harness.testbed.cluster import Cluster
-from harness.testbed.pods import Pod, deploy, undeploy
+from harness.testbed.pods import Pod, deploy, stop_withdrawn, undeploy, withdraw
 from harness.testbed.speed import host_reference_ms
 
 
@@ -261,15 +261,11 @@ class LiveRun:
             want, detail = decided
             self.event("scale", service=service, to=want, current=len(mine), **detail)
             gone = mine[want:][::-1]
-            for p in gone:
-                self.cluster.retire_pod(p)
-            if gone:
-                self.cluster.publish()
+            withdraw(self.cluster, gone)
         if want > len(mine):
             place_new(self.placer, self.view, [service] * (want - len(mine)), self.lock, self.event, self.lineage,
                       "scale-up")
-        for p in gone:
-            self.cluster.stop_pod(p)
+        stop_withdrawn(self.cluster, gone)
         return True
 
     def request_stream_loop(self) -> None:
@@ -284,11 +280,9 @@ class LiveRun:
             now = time.time() - self.out.t0
             if leaving and leaving[0][0] <= now:
                 _, req, pods = leaving.pop(0)
-                for p in pods:
-                    with self.lock:
-                        self.cluster.retire_pod(p)
-                        self.cluster.publish()
-                    self.cluster.stop_pod(p)
+                with self.lock:
+                    withdraw(self.cluster, pods)
+                stop_withdrawn(self.cluster, pods)
                 self.event("request-departure", request=req, pods=[p.name for p in pods])
                 self.record_placement("request-departure")
                 continue

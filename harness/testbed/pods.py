@@ -67,7 +67,27 @@ def fresh(cluster: "Cluster", pods: list[Pod]) -> list[Pod]:
     return [now.get(p.name, p) for p in pods]
 
 
-def move_pod(cluster: "Cluster", pod: Pod, node: str, grace_seconds: float = 0.3, timeout: float = 30) -> Pod:
+GRACE_S = 0.3  # callers reread endpoints per request: this covers a pick made just before a change
+
+
+def withdraw(cluster: "Cluster", pods: list[Pod]) -> None:
+    """Take pods out of the endpoints; they still serve what they have."""
+    for p in pods:
+        cluster.retire_pod(p)
+    if pods:
+        cluster.publish()
+
+
+def stop_withdrawn(cluster: "Cluster", pods: list[Pod], grace_seconds: float = GRACE_S) -> None:
+    """Stop pods :func:`withdraw` took out, after the grace that lets in-flight picks land (a
+    scale-down without it lost a request sent 2 ms after the change), each draining."""
+    if pods:
+        time.sleep(grace_seconds)
+    for p in pods:
+        cluster.stop_pod(p)
+
+
+def move_pod(cluster: "Cluster", pod: Pod, node: str, grace_seconds: float = GRACE_S, timeout: float = 30) -> Pod:
     """Make-before-break: start the new pod, wait until it is ready, publish it in place of the old
     one, let callers see the change, then drain and stop the old pod. If the new pod never gets
     ready, it is removed and the old one keeps serving."""
@@ -77,18 +97,13 @@ def move_pod(cluster: "Cluster", pod: Pod, node: str, grace_seconds: float = 0.3
     except BaseException:
         cluster.stop_pod(new, drain_seconds=0)
         raise
-    cluster.retire_pod(pod)  # out of the endpoints, still serving what it has
-    cluster.publish()
-    time.sleep(grace_seconds)  # callers reread endpoints per request; this covers in-flight picks
-    cluster.stop_pod(pod)
+    withdraw(cluster, [pod])
+    stop_withdrawn(cluster, [pod], grace_seconds)
     return fresh(cluster, [new])[0]
 
 
 def undeploy(cluster: "Cluster") -> int:
     pods = cluster.pods()
-    for pod in pods:
-        cluster.retire_pod(pod)
-    cluster.publish()
-    for pod in pods:
-        cluster.stop_pod(pod)
+    withdraw(cluster, pods)
+    stop_withdrawn(cluster, pods)
     return len(pods)

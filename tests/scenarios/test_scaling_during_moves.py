@@ -8,7 +8,7 @@ import threading
 import time
 
 from harness.scenarios.live import LiveRun
-from harness.testbed.pods import Pod
+from harness.testbed.pods import GRACE_S, Pod
 
 
 class FakePods:
@@ -16,7 +16,7 @@ class FakePods:
     retired pods are no longer listed)."""
 
     def __init__(self, pods: list[Pod]):
-        self.listed, self.stopped = list(pods), []
+        self.listed, self.stopped, self.published, self.stopped_at = list(pods), [], [], []
 
     def pods(self):
         return list(self.listed)
@@ -25,10 +25,11 @@ class FakePods:
         self.listed.remove(pod)
 
     def publish(self):
-        pass
+        self.published.append(time.monotonic())
 
     def stop_pod(self, pod, drain_seconds: float = 10):
         self.stopped.append(pod)
+        self.stopped_at.append(time.monotonic())
 
 
 def pod(name: str, node: str = "edge-a-1") -> Pod:
@@ -75,3 +76,13 @@ def test_a_scale_down_stops_the_newest_pods():
     assert LiveRun.scale_to(run, "ml", lambda mine: (2, {"reason": "schedule"}))
     assert cluster.pods() == pods[:2] and cluster.stopped == [pods[3], pods[2]]
     assert run.events == [("scale", {"service": "ml", "to": 2, "current": 4, "reason": "schedule"})]
+
+
+def test_a_scale_down_stops_pods_only_after_the_grace_for_requests_already_routed_to_them():
+    """A live 1.3_0.4 run lost a request sent 2 ms after a scale-down: the pod was stopped as soon
+    as it left the endpoints, before a pick made just before the change had reached it."""
+    pods = [pod(f"ml-{i}") for i in range(1, 4)]
+    cluster = FakePods(pods)
+    assert LiveRun.scale_to(Stub(cluster), "ml", lambda mine: (1, {"reason": "schedule"}))
+    assert len(cluster.published) == 1 and len(cluster.stopped) == 2
+    assert min(cluster.stopped_at) - cluster.published[0] >= GRACE_S
