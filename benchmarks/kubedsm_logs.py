@@ -100,8 +100,8 @@ def main() -> int:
     print("what KubeDSM's pods requested on each node (cores, MiB), over every snapshot:")
     for node, xs in sorted(held.items()):
         a = np.array(xs)
-        role = "edge" if node in edge else "other"
-        print(f"  {node} ({role}): most {a[:, 0].max():g} cores, {a[:, 1].max():g} MiB; median {np.median(a[:, 0]):g} cores, "
+        role = "edge" if node in edge else "not edge"
+        print(f"  {node or 'no node (pending)'} ({role}): most {a[:, 0].max():g} cores, {a[:, 1].max():g} MiB; median {np.median(a[:, 0]):g} cores, "
               f"{np.median(a[:, 1]):g} MiB")
     return 0
 
