@@ -307,16 +307,23 @@ class ClusterView:
             k = next((i for i, m in enumerate(wanted) if view.valid(m)), None)
             if k is not None:
                 move = wanted.pop(k)
-            else:  # deadlock: the first waiting pod steps aside to a node it may use now
-                pod = view.pod(wanted[0].pod)
-                room = view.feasible(pod)
-                room[view.index(pod.node)] = room[view.index(wanted[0].node)] = False
-                if not room.any():
+            else:  # deadlock: the first waiting pod that can steps aside to a node it may use now
+                aside = next((a for a in (view.step_aside(m) for m in wanted) if a is not None), None)
+                if aside is None:
                     break
-                move = Move(pod.name, view.nodes[int(np.argmax(room))].name)
+                move = aside
             out.append(move)
             view = view.after(move)
         return out + wanted
+
+    def step_aside(self, waiting: Move) -> Move | None:
+        """A move of ``waiting``'s pod to a node it may use now, other than where it is and where it
+        waits to go (None if there is none). A pod on the cloud waiting for a full edge node may
+        have nowhere to go while a pod on that node can make room through the cloud."""
+        pod = self.pod(waiting.pod)
+        room = self.feasible(pod)
+        room[self.index(pod.node)] = room[self.index(waiting.node)] = False
+        return Move(pod.name, self.nodes[int(np.argmax(room))].name) if room.any() else None
 
     def placement(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {s: [] for s in self.app.services}

@@ -226,3 +226,20 @@ def test_the_committed_workload_files_are_the_generators_seed_0(setting):
         cycles = [{s: n for s, n in c.items()} for c in sc.replica_schedule.cycles]
         assert cycles == m_sigma_schedule(app, model, m, sigma, 0)
         assert sc.duration_s == len(cycles) * sc.replica_schedule.cycle_s and sc.app == "kubedsm"
+
+
+def test_a_plan_through_full_edge_nodes_makes_room_through_the_cloud(setting):
+    """A live 1.3_0.4 run: KubeDSM's arrangement swaps b (n2 -> n4) and c (n4 -> n2) and brings a
+    to n2, with n2 short of memory and n4 of cores. The first waiting pod (a, on the cloud) had
+    nowhere to step aside, so no move was ever valid and the plan was refused for 40 s; b can
+    step aside to the cloud."""
+    app, model = setting
+    now = {"a": ["n3", "n2", "n5"], "b": ["n2", "n4", "n2"], "c": ["n3", "n4", "n4", "n5", "n5"], "d": ["n3", "n4", "n5"]}
+    view = view_with(app, model, [(s, n) for s, nodes in now.items() for n in nodes])
+    moves = build("kubedsm").plan(view)
+    assert moves, "the arrangement puts one more pod on the edge"
+    for m in moves:
+        assert view.valid(m), m
+        view = view.after(m)
+    shares = {s: sum(view.node(p.node).role == "edge" for p in view.pods_of(s)) for s in now}
+    assert shares == {"a": 3, "b": 3, "c": 3, "d": 2}
