@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.results import placement_metrics as pm
 from harness.spec.app import load_app
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,19 +43,19 @@ def read_run(path: Path, edge: set[str], req: dict[str, tuple[float, float]]
     """(edge ratio, mean pods per deployment, per node the (cores, MiB) its pods request per snapshot)."""
     ratios, counts, held = [], [], defaultdict(list)
     for snap in json.loads(path.read_text()):
-        on_edge, total = defaultdict(int), defaultdict(int)
+        placement: dict[str, list[str]] = defaultdict(list)  # deployment -> the node of each pod
         for node, pods in snap["pod_placement"].items():
             use = np.zeros(2)
             for pod in pods:
                 m = POD.match(pod)
                 if m:
-                    total[m.group(1)] += 1
-                    on_edge[m.group(1)] += node in edge
+                    placement[m.group(1)].append(node)
                     use += req[m.group(1)]
             held[node].append(tuple(use))
-        if len(total) == len(req):  # every deployment has a pod (not during a redeploy)
-            ratios.append(np.mean([on_edge[d] / total[d] for d in sorted(req)]))
-            counts.append([total[d] for d in sorted(req)])
+        if len(placement) == len(req):  # every deployment has a pod (not during a redeploy)
+            roles = {n: pm.NodeInfo("edge" if n in edge else "other", 0.0, 0.0) for w in placement.values() for n in w}
+            ratios.append(np.mean(list(pm.edge_ratios(placement, roles).values())))
+            counts.append([len(placement[d]) for d in sorted(req)])
     return float(np.mean(ratios)), np.mean(counts, axis=0), held
 
 

@@ -100,7 +100,8 @@ def workloads(args) -> bool:
     k, b = float(np.mean(sweep_k)), float(np.mean(sweep_b))
     print(f"m = 1.1..1.6, σ 0.4: kubedsm {k:.3f}, best baseline {b:.3f}, ratio {k / b:.3f}  (paper: 0.80, +13.4 %)")
     app, model = setting()
-    bound = np.mean([oracle(app, with_system_reserved(model, *args.system_reserved), m_sigma_schedule(app, model, m, sg, seed))
+    cluster = with_system_reserved(model, *args.system_reserved)
+    bound = np.mean([oracle(app, cluster, m_sigma_schedule(app, model, m, sg, seed))
                      for m, sg in WORKLOADS if sg == 0.4 for seed in range(args.seeds)])
     print(f"upper bound on the sweep (each cycle's counts packed best, migrations free): {bound:.3f}")
     print(f"kubedsm >= every baseline on every workload: {'PASS' if ok else 'FAIL'}; "

@@ -39,15 +39,18 @@ WORKLOADS = [(m, 0.4) for m in (1.1, 1.2, 1.3, 1.4, 1.5, 1.6)] + [(1.5, s) for s
 # the paper counts 11 (Figs. 4 and 5 both hold 1.5_0.4); 10 distinct schedules
 
 
+def _resized(model: LatencyModel, cpus: np.ndarray, memory_mib: np.ndarray) -> LatencyModel:
+    out = copy.copy(model)
+    out.topo = dataclasses.replace(model.topo, cpus=cpus, memory_mib=memory_mib)
+    return out
+
+
 def unlimited_cloud(model: LatencyModel) -> LatencyModel:
     """The paper's model of the cluster (§4.1.1): the cloud's capacity has no limit (the testbed's
     cloud node has 22 cores, "enough in practice"); the edge nodes as they are."""
     topo = model.topo
     cloud = np.array([r != "edge" for r in topo.roles])
-    out = copy.copy(model)
-    out.topo = dataclasses.replace(topo, cpus=np.where(cloud, 1e6, topo.cpus),
-                                   memory_mib=np.where(cloud, 1e9, topo.memory_mib))
-    return out
+    return _resized(model, np.where(cloud, 1e6, topo.cpus), np.where(cloud, 1e9, topo.memory_mib))
 
 
 def with_system_reserved(model: LatencyModel, cpus: float, memory_mib: float) -> LatencyModel:
@@ -55,10 +58,8 @@ def with_system_reserved(model: LatencyModel, cpus: float, memory_mib: float) ->
     paper's tables give capacities only, so this is 0 unless a reading asks for it."""
     topo = model.topo
     edge = np.array([r == "edge" for r in topo.roles])
-    out = copy.copy(model)
-    out.topo = dataclasses.replace(topo, cpus=np.where(edge, topo.cpus - cpus, topo.cpus),
-                                   memory_mib=np.where(edge, topo.memory_mib - memory_mib, topo.memory_mib))
-    return out
+    return _resized(model, np.where(edge, topo.cpus - cpus, topo.cpus),
+                    np.where(edge, topo.memory_mib - memory_mib, topo.memory_mib))
 
 
 def workload_name(m: float, sigma: float) -> str:
