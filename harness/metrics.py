@@ -30,7 +30,8 @@ class Metrics:
     def pod_time_totals(self) -> dict[str, dict[str, float]]:
         """Per pod, the cells' counters as they stand: requests served and the milliseconds spent
         in all of them on the internal job, the external calls and the whole request (the sums of
-        μBench's three histograms). Differences between two pulls give an interval's means."""
+        μBench's three histograms), and the CPU seconds its process used. Differences between two
+        pulls give an interval's means."""
         out: dict[str, dict[str, float]] = {}
         for r in self.prom.custom_query(SERVICE_TIME_QUERY):
             name, pod = r["metric"].get("__name__", ""), r["metric"].get("pod", "")
@@ -44,5 +45,6 @@ class Metrics:
 TIME_TOTALS = {"mub_request_processing_latency_milliseconds_count": "requests",
                "mub_internal_processing_latency_milliseconds_sum": "internal_ms",
                "mub_external_processing_latency_milliseconds_sum": "external_ms",
-               "mub_request_processing_latency_milliseconds_sum": "request_ms"}
+               "mub_request_processing_latency_milliseconds_sum": "request_ms",
+               "process_cpu_seconds_total": "cpu_s"}
 SERVICE_TIME_QUERY = "{__name__=~\"" + "|".join(TIME_TOTALS) + "\", job=\"cells\"}"

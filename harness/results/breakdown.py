@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from harness.results.collect import Run, held_intervals, ok_requests
-from harness.results.rundir import TOTALS
+from harness.results.rundir import TIME_TOTALS
 from harness.spec.app import App
 
 # the parts of the model, in the order a request meets them
@@ -46,14 +46,14 @@ def interval_totals(metrics: pd.DataFrame, start: float, stop: float) -> tuple[p
     seen_before = set(metrics[metrics.t <= a].pod)
     rows = []
     for pod, end in last.iterrows():
-        if any(math.isnan(float(end[k])) for k in TOTALS):
+        if any(math.isnan(float(end[k])) for k in TIME_TOTALS):
             continue  # not scraped yet
         base = first.loc[pod] if pod in first.index else None
         if base is None and pod in seen_before:
             continue  # gone from the first pull but back later: not one pod's history
-        diff = {k: float(end[k]) - (0.0 if base is None or math.isnan(float(base[k])) else float(base[k])) for k in TOTALS}
+        diff = {k: float(end[k]) - (0.0 if base is None or math.isnan(float(base[k])) else float(base[k])) for k in TIME_TOTALS}
         rows.append({"pod": pod, "service": end.service, "node": end.node, **diff})
-    return pd.DataFrame(rows, columns=["pod", "service", "node", *TOTALS]), a, b
+    return pd.DataFrame(rows, columns=["pod", "service", "node", *TIME_TOTALS]), a, b
 
 
 def _callers(app: App) -> dict[str, set[str]]:
@@ -68,7 +68,7 @@ def _callers(app: App) -> dict[str, set[str]]:
 def breakdown(run: Run, app: App, min_requests: int = 5) -> list[dict]:
     """Per placement held (with a recorded prediction breakdown and ≥ two metric pulls): the
     measured and predicted time of every part. Rows: part, name, requests, predicted_ms, measured_ms."""
-    if run.metrics is None or run.requests is None or not set(TOTALS) <= set(run.metrics.columns):
+    if run.metrics is None or run.requests is None or not set(TIME_TOTALS) <= set(run.metrics.columns):
         return []
     out = []
     callers = _callers(app)
@@ -86,7 +86,7 @@ def breakdown(run: Run, app: App, min_requests: int = 5) -> list[dict]:
         sent = ok[(ok.t_send >= a) & (ok.t_send < b)]
         if len(sent) < min_requests or pods.requests.sum() <= 0:
             continue
-        per = pods.groupby("service")[list(TOTALS)].sum()
+        per = pods.groupby("service")[list(TIME_TOTALS)].sum()
         served = {s: float(per.requests.get(s, 0.0)) for s in app.services}
 
         def mean(s: str, col: str) -> float | None:
