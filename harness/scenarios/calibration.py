@@ -117,23 +117,14 @@ def _weighted(pairs: list[tuple[float, float]]) -> float:
 
 def fit(app: App, profile: Profile, state, runs: list) -> Fit:
     """The calibration from measured runs (``results.collect.Run`` with their breakdown rows)."""
-    from harness.results.breakdown import breakdown
     from harness.sim.topology import model_for
 
-    node_type = {n.name: n.type for n in state.nodes}
-    samples: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
+    samples = _execution_samples(runs, app, state)
     gateway: list[tuple[float, float]] = []
     measured = []
     for run in runs:
-        rows = breakdown(run, app)
-        if not rows:
-            raise UserError(f"{run.path}: no per-service breakdown (no metrics pulled, or too few requests)")
-        for r in rows:
-            if r["part"] == "execution-on-node":
-                service, node = r["name"].rsplit("@", 1)
-                samples[(service, node_type[node])].append((r["measured_ms"], r["requests"]))
-            elif r["part"] == "gateway":
-                gateway.append((r["measured_ms"] - r["predicted_ms"], r["requests"]))
+        rows = _rows(run, app)
+        gateway += [(r["measured_ms"] - r["predicted_ms"], r["requests"]) for r in rows if r["part"] == "gateway"]
         e2e = [r for r in rows if r["part"] == "end-to-end"]
         measured.append((run, _weighted([(r["measured_ms"], r["requests"]) for r in e2e]),
                          _weighted([(r["predicted_ms"], r["requests"]) for r in e2e]), e2e))
@@ -164,6 +155,37 @@ def fit(app: App, profile: Profile, state, runs: list) -> Fit:
                   "after_ms": round(float(final.latency(final.counts(run.placements[0]["placement"]))[0]), 2)}
                  for run, m, before, _ in measured]
     return Fit(execution, round(c_gw, 3), round(c_call, 3), residuals)
+
+
+def _rows(run, app: App) -> list[dict]:
+    from harness.results.breakdown import breakdown
+
+    rows = breakdown(run, app)
+    if not rows:
+        raise UserError(f"{run.path}: no per-service breakdown (no metrics pulled, or too few requests)")
+    return rows
+
+
+def _execution_samples(runs: list, app: App, state) -> dict[tuple[str, str], list[tuple[float, float]]]:
+    """(service, node type) -> [(mean execution ms the cells measured, requests)], interval by interval."""
+    node_type = {n.name: n.type for n in state.nodes}
+    out: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
+    for run in runs:
+        for r in _rows(run, app):
+            if r["part"] == "execution-on-node":
+                service, node = r["name"].rsplit("@", 1)
+                out[(service, node_type[node])].append((r["measured_ms"], r["requests"]))
+    return out
+
+
+def refreshed(profile: Profile, app: App, state, runs: list) -> Profile:
+    """``profile`` with the execution time of every (service, node type) the runs measured replaced
+    by what they measured; the rest (and the overheads) kept. The host's speed drifts by up to 2x
+    within an hour, so a prediction for a run is fairest with times measured just before it."""
+    services = {s: dict(by_type) for s, by_type in profile.services.items()}
+    for (s, t), pairs in _execution_samples(runs, app, state).items():
+        services[s][t] = _timing(pairs)
+    return profile.model_copy(update={"services": services})
 
 
 def _timing(pairs: list[tuple[float, float]]) -> Timing:

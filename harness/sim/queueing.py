@@ -10,9 +10,12 @@ time W, and eqs. 2-9 run on W instead of E. Two disciplines:
 
 - ``node-ps`` (default): a node is one processor-sharing server (M/G/1-PS): every pod on the
   node shares the node's CPU, so W = E / (1 − ρ_node), with ρ_node = Σ over the node's pods of
-  their arrival rate × E. Right where a node's CPU share is at most one core and a job cannot use
-  more — the local testbed (cgroup bandwidth below one core per node), and any cell, whose Python
-  job holds one core at most. PS is insensitive to the service-time distribution.
+  their arrival rate × E, over ``capacity`` (1: the node's whole CPU goes to requests, the ideal
+  PS server; below 1 when concurrent requests get less of it than one request alone — fitted by
+  ``benchmarks/fidelity.py --open``). Right where a node's CPU share is at most one core and a
+  job cannot use more — the local testbed (cgroup bandwidth below one core per node), and any
+  cell, whose Python job holds one core at most. PS is insensitive to the service-time
+  distribution.
 - ``erlang-c``: per (service, node), an M/M/c queue with c = the service's replicas there and
   μ = 1 / E (SIL-GPO, paper 002, eqs. 35-37): W = C(c, λ/μ) / (cμ − λ) + 1/μ. Replicas of other
   services on the node do not slow it down.
@@ -23,6 +26,7 @@ take at most is ``saturation_rate``.
 
 from __future__ import annotations
 
+import copy
 from math import factorial
 
 import numpy as np
@@ -50,10 +54,12 @@ def erlang_c_wait(c: int, a: float) -> float:
 
 
 class QueueingModel:
-    def __init__(self, model: LatencyModel, discipline: str = "node-ps"):
+    def __init__(self, model: LatencyModel, discipline: str = "node-ps", capacity: float = 1.0):
         if discipline not in DISCIPLINES:
             raise ValueError(f"discipline must be one of {', '.join(DISCIPLINES)}")
-        self.model, self.discipline = model, discipline
+        if not 0 < capacity <= 1:
+            raise ValueError("capacity must be in (0, 1]")
+        self.model, self.discipline, self.capacity = model, discipline, capacity
         self.v = visits(model)
 
     def arrivals(self, X: np.ndarray, rate: float) -> np.ndarray:
@@ -66,7 +72,7 @@ class QueueingModel:
         X = np.asarray(X, float)
         E, lam = self.model.E, self.arrivals(X, rate)
         if self.discipline == "node-ps":
-            rho = (lam * E / 1000).sum(axis=0)  # per node
+            rho = self.node_load(X, rate)
             with np.errstate(divide="ignore"):
                 return np.where(rho[None] < 1, E / np.maximum(1e-12, 1 - rho[None]), np.inf)
         W = np.array(E, float)
@@ -76,6 +82,18 @@ class QueueingModel:
             W[s, n] = np.inf if a >= c else erlang_c_wait(c, a) / (c * mu - lam[s, n]) * 1000 + E[s, n]
         return W
 
+    def node_load(self, X: np.ndarray, rate: float) -> np.ndarray:
+        """(N,) ρ per node under ``rate``: the share of time its CPU is busy (node-ps)."""
+        return (self.arrivals(X, rate) * self.model.E / 1000).sum(axis=0) / self.capacity
+
+    def at_rest(self, X: np.ndarray, rate: float) -> LatencyModel:
+        """The model whose execution times were measured (as sojourn times W) on placement ``X`` under
+        ``rate``, with the node-ps waiting taken out: a request's time on nodes otherwise idle. With
+        R = Σ λ·W / capacity over a node's pods, W = E / (1 − ρ) gives E = W / (1 + R)."""
+        rest = copy.copy(self.model)
+        rest.E = self.model.E / (1 + self.node_load(X, rate))[None, :]
+        return rest
+
     def latency(self, X: np.ndarray, rate: float) -> float:
         """D_msa under ``rate`` requests per second (inf when a node or queue saturates)."""
         return float(self.model.terms(X, E=self.sojourn_ms(X, rate))["D_msa"][0])
@@ -83,7 +101,7 @@ class QueueingModel:
     def saturation_rate(self, X: np.ndarray) -> float:
         """The request rate at which the busiest node (node-ps) or queue (erlang-c) saturates."""
         X = np.asarray(X, float)
-        per_request = self.arrivals(X, 1.0) * self.model.E / 1000  # busy seconds per request
         if self.discipline == "node-ps":
-            return float(1 / per_request.sum(axis=0).max())
+            return float(1 / self.node_load(X, 1.0).max())
+        per_request = self.arrivals(X, 1.0) * self.model.E / 1000  # busy seconds per request
         return float(1 / (per_request[X > 0] / X[X > 0]).max())

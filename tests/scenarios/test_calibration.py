@@ -108,3 +108,27 @@ def test_placements_must_agree_on_replica_counts(tmp_path):
         calibration.measure(None, None, tmp_path, app, Path("a.json"), None, Path("p.json"),
                             {"a": {s: ["n"] for s in app.services}, "b": {s: ["n", "m"] for s in app.services}},
                             10, tmp_path / "out")
+
+
+def test_refreshed_replaces_only_the_times_a_run_measured(tmp_path):
+    """One run on edge-b nodes (and cloud-a for db) refreshes those (service, type) times to what
+    it measured; the other types' times and the overheads stay the calibration's."""
+    app = load_app(REPO / "workloads/chain.json")
+    profile = load_profile(REPO / "profiles/chain.reach-local.json")
+    state = state_of(profile)
+    cal = truth(profile, {"cloud-a": 1.0, "edge-a": 1.0, "edge-b": 1.0}, call=2.5, gateway=3.0)
+    now = truth(profile, {"cloud-a": 1.3, "edge-a": 1.3, "edge-b": 0.8}, call=2.5, gateway=3.0)
+    p = {"front-end": ["edge-b-1"], "ml": ["edge-b-1"], "back-end": ["edge-b-1"], "db": ["cloud-a-1"]}
+    write_measured(tmp_path / "anchor-r1", app, p, model_for(app, cal, state, rtt="configured"),
+                   model_for(app, now, state, rtt="configured"))
+    got = calibration.refreshed(cal, app, state, find([tmp_path]).runs)
+    measured = {(s, "edge-b") for s in ("front-end", "ml", "back-end")} | {("db", "cloud-a")}
+    for s in app.services:
+        for t in cal.services[s]:
+            want = (now if (s, t) in measured else cal).services[s][t].mean_ms
+            assert got.services[s][t].mean_ms == pytest.approx(want, rel=1e-3), (s, t)
+    assert got.calibration == cal.calibration
+    X = model_for(app, got, state, rtt="configured").counts(p)
+    assert model_for(app, got, state, rtt="configured").latency(X)[0] == pytest.approx(
+        model_for(app, now, state, rtt="configured").latency(X)[0], rel=1e-3)
+

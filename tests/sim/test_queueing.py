@@ -53,3 +53,29 @@ def test_erlang_c_is_mm1_with_one_server_and_counts_replicas():
     mu, lam = 1000 / 30, 10.0
     assert QueueingModel(m, "erlang-c").sojourn_ms(X, 10.0)[1, 0] == pytest.approx(
         (erlang_c_wait(2, lam / mu) / (2 * mu - lam) + 1 / mu) * 1000)
+
+
+def test_at_rest_takes_the_waiting_out_of_times_measured_under_load():
+    m = LatencyModel(CHAIN, EXEC, TOPO)
+    X = np.zeros((4, 4))
+    X[0, 0] = X[1, 0] = X[2, 2] = X[3, 3] = 1
+    q = QueueingModel(m, "node-ps")
+    measured = LatencyModel(CHAIN, EXEC, TOPO)
+    measured.E = q.sojourn_ms(X, 10.0)  # what cells would report at 10 req/s
+    rest = QueueingModel(measured, "node-ps").at_rest(X, 10.0)
+    assert np.allclose(rest.E[X > 0], m.E[X > 0])
+    assert np.allclose(measured.E[X > 0], q.sojourn_ms(X, 10.0)[X > 0])  # the measured model is left alone
+    half = QueueingModel(m, "node-ps", capacity=0.5)
+    measured.E = half.sojourn_ms(X, 5.0)
+    assert np.allclose(QueueingModel(measured, "node-ps", capacity=0.5).at_rest(X, 5.0).E[X > 0], m.E[X > 0])
+
+
+def test_capacity_below_one_loads_the_node_as_a_higher_rate_would():
+    m = LatencyModel(CHAIN, EXEC, TOPO)
+    X = np.zeros((4, 4))
+    X[0, 0] = X[1, 0] = X[2, 2] = X[3, 3] = 1
+    assert np.allclose(QueueingModel(m, "node-ps", capacity=0.8).sojourn_ms(X, 8.0),
+                       QueueingModel(m, "node-ps").sojourn_ms(X, 10.0))
+    assert QueueingModel(m, "node-ps", capacity=0.8).saturation_rate(X) == pytest.approx(20.0)
+    with pytest.raises(ValueError):
+        QueueingModel(m, "node-ps", capacity=1.5)
