@@ -25,10 +25,11 @@ from harness.rescheduler.evaluate import run_policy, write_results
 REPO = Path(__file__).resolve().parents[1]
 APPS = ("chain", "aggregator-sequential", "aggregator-parallel")
 GAP = 0.05
+PROFILE = "profiles/{app}.reach-local.json"
 
 
-def evaluate_app(app: str, model_dir: Path, seeds: list[int]) -> tuple[list, list[tuple[str, bool, str]]]:
-    _, _, dyn = load_dynamics(REPO / f"workloads/{app}.json", REPO / f"profiles/{app}.reach-local.json")
+def evaluate_app(app: str, model_dir: Path, seeds: list[int], profile: str = PROFILE) -> tuple[list, list[tuple[str, bool, str]]]:
+    _, _, dyn = load_dynamics(REPO / f"workloads/{app}.json", REPO / profile.format(app=app))
     policies = {"reach": build("reach", model=str(model_dir / f"reach-{app}.pt")),
                 "default": build("default"), "cloud-first": build("cloud-first"), "optimal": build("optimal")}
     plan = {4: ("reach", "optimal"), 12: ("reach", "default", "cloud-first", "optimal"),
@@ -58,6 +59,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model-dir", type=Path, default=REPO / "models")
     ap.add_argument("--apps", default=",".join(APPS))
+    ap.add_argument("--profile", default=PROFILE, help="the profile each app is judged on ({app} is the app's "
+                    "name), e.g. profiles/{app}.reach-local.calibrated.json for a model trained on a calibrated one")
     ap.add_argument("--scenarios", type=int, default=10)
     ap.add_argument("--first-scenario", type=int, default=0)
     ap.add_argument("--out", type=Path, help="also write the results as CSV (JSON beside it)")
@@ -66,7 +69,7 @@ def main() -> int:
     rows, checks = [], []
     t0 = time.monotonic()
     for app in args.apps.split(","):
-        r, c = evaluate_app(app.strip(), args.model_dir, seeds)
+        r, c = evaluate_app(app.strip(), args.model_dir, seeds, args.profile)
         rows += r
         checks += c
     print(f"{'app':22s} {'policy':12s} {'pods':>4s} {'latency ms':>11s} {'moves':>6s} {'moved':>6s}")
