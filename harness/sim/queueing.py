@@ -83,8 +83,22 @@ class QueueingModel:
         return W
 
     def node_load(self, X: np.ndarray, rate: float) -> np.ndarray:
-        """(N,) ρ per node under ``rate``: the share of time its CPU is busy (node-ps)."""
-        return (self.arrivals(X, rate) * self.model.E / 1000).sum(axis=0) / self.capacity
+        """(N,) ρ per node under ``rate``: the share of time its CPU is busy (node-ps).
+
+        Callees a request calls in parallel (a caller's groups) that share a node run at once and
+        share its CPU, so each one's execution time already holds the others' work: the node is
+        busy for the longest of them, not their sum (with PS, two jobs of work a ≥ b started
+        together take a + b and 2b). Summing them would count the overlap twice."""
+        X = np.asarray(X, float)
+        busy = (self.arrivals(X, rate) * self.model.E).sum(axis=0)
+        share = X / np.maximum(X.sum(axis=1, keepdims=True), 1e-12)  # a service's arrivals per node
+        for i, groups in enumerate(self.model.groups):
+            if len(groups) < 2:
+                continue
+            per_group = np.array([(rate * self.v[i] * w[:, None] * share[cs] * self.model.E[cs]).sum(axis=0)
+                                  for cs, w in groups])  # (groups, N): each group's own work on each node
+            busy -= per_group.sum(axis=0) - per_group.max(axis=0)
+        return busy / 1000 / self.capacity
 
     def at_rest(self, X: np.ndarray, rate: float) -> LatencyModel:
         """The model whose execution times were measured (as sojourn times W) on placement ``X`` under

@@ -79,3 +79,21 @@ def test_capacity_below_one_loads_the_node_as_a_higher_rate_would():
     assert QueueingModel(m, "node-ps", capacity=0.8).saturation_rate(X) == pytest.approx(20.0)
     with pytest.raises(ValueError):
         QueueingModel(m, "node-ps", capacity=1.5)
+
+
+def test_parallel_callees_on_one_node_load_it_for_the_longest_not_the_sum():
+    # a calls b and c at once (two groups), both on e1: b's measured 60 ms already holds c's share
+    # of the CPU (PS: works 55 and 5 started together take 60 and 10), so e1 is busy 60 ms per
+    # request, not 70; apart, on e1 and e2, each loads its own node
+    par = LatencyModel(app({"a": [g("b"), g("c")]}), EXEC, TOPO)
+    X = np.zeros((4, 4))
+    X[0, 0] = X[3, 0] = 1
+    X[1, 2] = X[2, 2] = 1
+    q = QueueingModel(par, "node-ps")
+    assert q.node_load(X, 10.0)[2] == pytest.approx(10 * 60 / 1000)
+    assert q.saturation_rate(X) == pytest.approx(1000 / 60)
+    X[2, 2], X[2, 3] = 0, 1
+    assert q.node_load(X, 10.0)[2:].tolist() == pytest.approx([0.6, 0.1])
+    seq = LatencyModel(app({"a": [g("b", "c")]}), EXEC, TOPO)  # one group: one after the other
+    X[2, 3], X[2, 2] = 0, 1
+    assert QueueingModel(seq, "node-ps").node_load(X, 10.0)[2] == pytest.approx(0.7)
