@@ -92,10 +92,10 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path("results"))
     ap.add_argument("--open", type=Path, metavar="FIDELITY_DIR", help="instead: open-loop Poisson load on each app's "
                     "median evaluation placement of an earlier run of this script, with its calibrated profile")
-    ap.add_argument("--rates", default="0.25,0.7", help="with --open: rates as shares of the calibrated model's "
+    ap.add_argument("--rates", default="0.25,0.7", help="with --open: rates as shares of the anchored model's "
                     "saturation rate of the placement's busiest node")
     ap.add_argument("--anchor-seconds", type=float, default=90.0, help="with --open: seconds of sparse open-loop "
-                    "load on the placement first, whose execution and busy times the predictions use")
+                    "load on the placement first, whose execution times the predictions use")
     ap.add_argument("--anchor-share", type=float, default=0.1, help="with --open: the anchor's rate, as a share of "
                     "the calibrated model's saturation rate")
     ap.add_argument("--regret", type=Path, metavar="FIDELITY_DIR", help="instead (no testbed needed): what "

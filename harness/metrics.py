@@ -33,18 +33,18 @@ class Metrics:
         μBench's three histograms), and the CPU seconds its process used. Differences between two
         pulls give an interval's means."""
         out: dict[str, dict[str, float]] = {}
-        for r in self.prom.custom_query(SERVICE_TIME_QUERY):
+        for r in self.prom.custom_query(TOTALS_QUERY):
             name, pod = r["metric"].get("__name__", ""), r["metric"].get("pod", "")
-            kind = TIME_TOTALS.get(name)
+            kind = TOTAL_SERIES.get(name)
             if kind and r["value"][1] not in ("NaN", "+Inf", "-Inf"):
                 out.setdefault(pod, {})[kind] = out.get(pod, {}).get(kind, 0.0) + float(r["value"][1])
         return out
 
 
-# μBench's histograms (harness.workload.cell) -> the column each total goes to
-TIME_TOTALS = {"mub_request_processing_latency_milliseconds_count": "requests",
+# μBench's histograms (harness.workload.cell) and the process's CPU -> the column each total goes to
+TOTAL_SERIES = {"mub_request_processing_latency_milliseconds_count": "requests",
                "mub_internal_processing_latency_milliseconds_sum": "internal_ms",
                "mub_external_processing_latency_milliseconds_sum": "external_ms",
                "mub_request_processing_latency_milliseconds_sum": "request_ms",
                "process_cpu_seconds_total": "cpu_s"}
-SERVICE_TIME_QUERY = "{__name__=~\"" + "|".join(TIME_TOTALS) + "\", job=\"cells\"}"
+TOTALS_QUERY = "{__name__=~\"" + "|".join(TOTAL_SERIES) + "\", job=\"cells\"}"

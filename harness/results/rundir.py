@@ -39,10 +39,9 @@ EVENT_FIELDS = ("t", "t_run", "kind", "detail")
 METRIC_FIELDS = ("t", "t_run", "pod", "service", "node", "cpu_cores", "rps", "requests", "internal_ms", "external_ms",
                  "request_ms", "cpu_s")
 # the cells' running totals in metrics.csv: requests and ms spent (μBench's histograms), then the
-# process's CPU seconds (runs before the CPU total have only the first four)
+# process's CPU seconds (runs made before it have only the first four)
 TIME_TOTALS = ("requests", "internal_ms", "external_ms", "request_ms")
-CPU_TOTAL = "cpu_s"
-TOTALS = (*TIME_TOTALS, CPU_TOTAL)
+TOTALS = (*TIME_TOTALS, "cpu_s")
 
 
 def sha256(path: Path) -> str:

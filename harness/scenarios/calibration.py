@@ -119,11 +119,11 @@ def fit(app: App, profile: Profile, state, runs: list) -> Fit:
     """The calibration from measured runs (``results.collect.Run`` with their breakdown rows)."""
     from harness.sim.topology import model_for
 
-    samples = _execution_samples(runs, app, state)
+    per_run = [_rows(run, app) for run in runs]
+    samples = _execution_samples(per_run, state)
     gateway: list[tuple[float, float]] = []
     measured = []
-    for run in runs:
-        rows = _rows(run, app)
+    for run, rows in zip(runs, per_run):
         gateway += [(r["measured_ms"] - r["predicted_ms"], r["requests"]) for r in rows if r["part"] == "gateway"]
         e2e = [r for r in rows if r["part"] == "end-to-end"]
         measured.append((run, _weighted([(r["measured_ms"], r["requests"]) for r in e2e]),
@@ -166,12 +166,13 @@ def _rows(run, app: App) -> list[dict]:
     return rows
 
 
-def _execution_samples(runs: list, app: App, state) -> dict[tuple[str, str], list[tuple[float, float]]]:
-    """(service, node type) -> [(mean execution ms the cells measured, requests)], interval by interval."""
+def _execution_samples(per_run: list[list[dict]], state) -> dict[tuple[str, str], list[tuple[float, float]]]:
+    """(service, node type) -> [(mean execution ms the cells measured, requests)], interval by
+    interval, from each run's breakdown rows."""
     node_type = {n.name: n.type for n in state.nodes}
     out: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
-    for run in runs:
-        for r in _rows(run, app):
+    for rows in per_run:
+        for r in rows:
             if r["part"] == "execution-on-node":
                 service, node = r["name"].rsplit("@", 1)
                 out[(service, node_type[node])].append((r["measured_ms"], r["requests"]))
@@ -183,7 +184,7 @@ def refreshed(profile: Profile, app: App, state, runs: list) -> Profile:
     by what they measured; the rest (and the overheads) kept. The host's speed drifts by up to 2x
     within an hour, so a prediction for a run is fairest with times measured just before it."""
     services = {s: dict(by_type) for s, by_type in profile.services.items()}
-    for (s, t), pairs in _execution_samples(runs, app, state).items():
+    for (s, t), pairs in _execution_samples([_rows(run, app) for run in runs], state).items():
         services[s][t] = _timing(pairs)
     return profile.model_copy(update={"services": services})
 
