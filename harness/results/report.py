@@ -206,13 +206,18 @@ def fidelity(runs: list[Run]) -> Section:
         return sec
     df = pd.DataFrame(rows)
     sec.text += " Model: " + "; ".join(sorted(set(df.model))) + "."
-    err = df.error_pct.to_numpy()
+    err, n = df.error_pct.to_numpy(), df.requests.to_numpy(float)
+    # a placement held for seconds during a move counts as much as one held for minutes in the
+    # plain mean; weighted by requests, the error is the one a request meets
     sec.text += (f" Overall: mean absolute error {np.mean(np.abs(err)):.1f} %, mean signed error {np.mean(err):+.1f} % "
-                 f"over {len(df)} placements; correlation {np.corrcoef(df.predicted_ms, df.measured_ms)[0, 1]:.2f}"
+                 f"over {len(df)} placements ({np.average(np.abs(err), weights=n):.1f} % and "
+                 f"{np.average(err, weights=n):+.1f} % weighted by their requests); correlation "
+                 f"{np.corrcoef(df.predicted_ms, df.measured_ms)[0, 1]:.2f}. A point's area is its requests."
                  if len(df) > 1 else f" One placement: error {err[0]:+.1f} %.")
     fig, ax = plt.subplots(figsize=(5, 4.6))
     for policy, g in df.groupby("policy", sort=False):
-        ax.scatter(g.predicted_ms, g.measured_ms, s=18, label=policy)
+        ax.scatter(g.predicted_ms, g.measured_ms, s=6 + 120 * g.requests / max(1.0, float(n.max())), alpha=0.7,
+                   label=policy)
     lo = float(min(df.predicted_ms.min(), df.measured_ms.min())) * 0.95
     hi = float(max(df.predicted_ms.max(), df.measured_ms.max())) * 1.05
     ax.plot([lo, hi], [lo, hi], color="gray", ls="--", lw=1, label="predicted = measured")

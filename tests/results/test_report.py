@@ -59,6 +59,9 @@ def test_every_number_in_the_html_equals_the_run_summaries(tmp_path):
         assert (tmp_path / "report" / png).stat().st_size > 5000
     sim = pd.read_csv(tmp_path / "report" / "sim_vs_real.csv")
     assert len(sim) == 30 and (sim.predicted_ms < sim.measured_ms).all()  # synthetic runs predict 10-15 % low
+    err, n = sim.error_pct.abs(), sim.requests
+    overall = re.search(r"Overall: mean absolute error ([\d.]+) %.*?\(([\d.]+) % and", text).groups()
+    assert overall == (f"{err.mean():.1f}", f"{(err * n).sum() / n.sum():.1f}")  # plain, and per request
 
 
 def test_missing_and_corrupt_files_are_named_and_the_rest_is_built(tmp_path):
