@@ -202,7 +202,8 @@ def open_loop(args) -> int:
             before = model_for(app, profile, state, rtt="configured")
             after = model_for(app, calibrated, state, rtt="configured")
             X = after.counts(placement)
-            anchor_rate = round(args.anchor_share * QueueingModel(after, "node-ps").saturation_rate(X), 3)
+            calibrated_sat = QueueingModel(after, "node-ps").saturation_rate(X)
+            anchor_rate = round(args.anchor_share * calibrated_sat, 3)
             calibration.measure(cluster, state, args.state_dir, app, app_file, calibrated, profile_file,
                                 {"anchor": placement}, args.anchor_seconds, where / name / "anchor",
                                 load={"mode": "open", "steps": [{"at_s": 0, "value": anchor_rate}]})
@@ -210,7 +211,7 @@ def open_loop(args) -> int:
             now = QueueingModel(model_for(app, anchored, state, rtt="configured"), "node-ps").at_rest(X, anchor_rate)
             sat = QueueingModel(now, "node-ps").saturation_rate(X)
             print(f"{name}: placement {pick['nodes']}, anchor {anchor_rate} req/s, saturation {sat:.2f} req/s "
-                  f"(anchored, node-ps; {QueueingModel(after, 'node-ps').saturation_rate(X):.2f} with the "
+                  f"(anchored, node-ps; {calibrated_sat:.2f} with the "
                   "calibration's times)", flush=True)
             measured[name] = []
             for share in shares:

@@ -53,6 +53,12 @@ def erlang_c_wait(c: int, a: float) -> float:
     return top / (sum(a ** k / factorial(k) for k in range(c)) + top)
 
 
+def replica_share(X: np.ndarray) -> np.ndarray:
+    """(S, N) the share of a service's arrivals each node gets: its replicas share them equally."""
+    X = np.asarray(X, float)
+    return X / X.sum(axis=1, keepdims=True)
+
+
 class QueueingModel:
     def __init__(self, model: LatencyModel, discipline: str = "node-ps", capacity: float = 1.0):
         if discipline not in DISCIPLINES:
@@ -64,8 +70,7 @@ class QueueingModel:
 
     def arrivals(self, X: np.ndarray, rate: float) -> np.ndarray:
         """(S, N) requests per second reaching each (service, node)."""
-        X = np.asarray(X, float)
-        return rate * self.v[:, None] * X / X.sum(axis=1, keepdims=True)
+        return rate * self.v[:, None] * replica_share(X)
 
     def sojourn_ms(self, X: np.ndarray, rate: float) -> np.ndarray:
         """(S, N) mean time a request spends in each (service, node)'s job, waiting included."""
@@ -89,9 +94,8 @@ class QueueingModel:
         share its CPU, so each one's execution time already holds the others' work: the node is
         busy for the longest of them, not their sum (with PS, two jobs of work a ≥ b started
         together take a + b and 2b). Summing them would count the overlap twice."""
-        X = np.asarray(X, float)
         busy = (self.arrivals(X, rate) * self.model.E).sum(axis=0)
-        share = X / np.maximum(X.sum(axis=1, keepdims=True), 1e-12)  # a service's arrivals per node
+        share = replica_share(X)
         for i, groups in enumerate(self.model.groups):
             if len(groups) < 2:
                 continue
