@@ -19,7 +19,7 @@ from harness.policies.contract import ClusterView, Move, PendingPod, PodView, Po
 from harness.rescheduler.loop import CycleGuard, MoveFailed, Round, run_round
 from harness.sim.topology import model_for
 from harness.spec.app import App
-from harness.spec.profile import Profile
+from harness.spec.profile import Profile, source_profile
 from harness.spec.testbed_state import TestbedState
 from harness.testbed.cluster import Cluster
 from harness.testbed.pods import Pod, move_pod
@@ -30,12 +30,14 @@ Event = Callable[..., None]  # on_event(kind, **detail)
 class LiveView:
     def __init__(self, app: App, profile: Profile, state: TestbedState, cluster: Cluster):
         self.app, self.profile, self.state, self.cluster = app, profile, state, cluster
+        self.source = source_profile(profile)  # a calibrated profile's origin: REACH's model as published
         self.refresh()
 
     def refresh(self) -> None:
         """Rebuild the model from the RTTs the testbed has now (after a latency change)."""
         state = self.state.model_copy(update={"rtt_configured_ms": self.cluster.rtt_configured()})
         self.model = model_for(self.app, self.profile, state, rtt="configured")
+        self.uncalibrated = None if self.source is None else model_for(self.app, self.source, state, rtt="configured")
         self.nodes = list(self.model.topo.nodes)
 
     def view(self) -> tuple[ClusterView, dict[str, Pod]]:
@@ -49,11 +51,14 @@ class LiveView:
     def predicted(self, rate: float | None = None) -> dict | None:
         """The model's latency for the current pods with its breakdown (``LatencyModel.predict``),
         and with a known open-loop ``rate`` (requests/s) the queueing model's (``queueing_ms``, per
-        discipline); None while a service has no pod (the app cannot answer, the model has no value)."""
+        discipline); with a calibrated profile, the uncalibrated model's latency too (``uncalibrated_ms``);
+        None while a service has no pod (the app cannot answer, the model has no value)."""
         view = self.view()[0]
         if view.latency_ms() is None:
             return None
         out = self.model.predict_counts(view.counts())
+        if self.uncalibrated is not None:
+            out["uncalibrated_ms"] = self.uncalibrated.predict_counts(view.counts())["latency_ms"]
         if rate is not None:
             from harness.sim.queueing import DISCIPLINES, QueueingModel
 

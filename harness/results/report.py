@@ -214,6 +214,14 @@ def fidelity(runs: list[Run]) -> Section:
                  f"{np.average(err, weights=n):+.1f} % weighted by their requests); correlation "
                  f"{np.corrcoef(df.predicted_ms, df.measured_ms)[0, 1]:.2f}. A point's area is its requests."
                  if len(df) > 1 else f" One placement: error {err[0]:+.1f} %.")
+    if "uncalibrated_error_pct" in df and df.uncalibrated_error_pct.notna().any():
+        u = df.dropna(subset=["uncalibrated_error_pct"])
+        before, w = u.uncalibrated_error_pct.to_numpy(), u.requests.to_numpy(float)
+        sec.text += (f" Before calibration (REACH's equations on the profile it was made from, the same "
+                     f"{len(u)} placements): mean absolute error {np.mean(np.abs(before)):.1f} %, mean signed "
+                     f"{np.mean(before):+.1f} % ({np.average(np.abs(before), weights=w):.1f} % and "
+                     f"{np.average(before, weights=w):+.1f} % weighted by requests); the table's "
+                     f"uncalibrated_ms column.")
     fig, ax = plt.subplots(figsize=(5, 4.6))
     for policy, g in df.groupby("policy", sort=False):
         ax.scatter(g.predicted_ms, g.measured_ms, s=6 + 120 * g.requests / max(1.0, float(n.max())), alpha=0.7,

@@ -57,6 +57,22 @@ def load_profile(path: str | Path) -> Profile:
     return load_model(Profile, path)
 
 
+def source_profile(profile: Profile) -> Profile | None:
+    """The profile a calibrated one was made from (its ``calibration.source_profile``, relative to
+    the working directory or to the repository), for the error of REACH's model as published beside
+    the calibrated one; None when ``profile`` is not calibrated or its source is gone."""
+    if profile.calibration is None or not profile.calibration.source_profile:
+        return None
+    rel = Path(profile.calibration.source_profile)
+    for path in (rel, Path(__file__).resolve().parents[2] / rel):
+        if path.is_file():
+            try:
+                return load_profile(path)
+            except Exception:  # an unreadable source only costs the comparison, never the run
+                return None
+    return None
+
+
 def compose_profiles(apps: list, profiles: list[Profile]) -> Profile:
     """The profiles of apps deployed together (``spec.app.compose``): services renamed alike; the
     testbed, nodes and RTTs are the first profile's (all were measured on one testbed)."""

@@ -62,6 +62,19 @@ def test_every_number_in_the_html_equals_the_run_summaries(tmp_path):
     err, n = sim.error_pct.abs(), sim.requests
     overall = re.search(r"Overall: mean absolute error ([\d.]+) %.*?\(([\d.]+) % and", text).groups()
     assert overall == (f"{err.mean():.1f}", f"{(err * n).sum() / n.sum():.1f}")  # plain, and per request
+    assert "Before calibration" not in text and "uncalibrated_ms" not in sim  # REACH's own model: nothing to compare
+
+
+def test_a_calibrated_run_shows_the_error_before_calibration_beside_it(tmp_path):
+    d = tmp_path / "session"
+    for r, (p, m) in enumerate(POLICIES.items()):
+        make_run(d / f"{p}-r1", p, 1, m, seconds=60, seed=r, uncalibrated=0.6)
+    page = build(find([d]), tmp_path / "report", baseline="default")
+    sim = pd.read_csv(tmp_path / "report" / "sim_vs_real.csv")
+    assert ((sim.uncalibrated_ms - sim.measured_ms) / sim.measured_ms).between(-0.45, -0.35).all()
+    before, n = sim.uncalibrated_error_pct, sim.requests
+    shown = re.search(r"Before calibration .*?mean absolute error ([\d.]+) %.*?\(([\d.]+) % and", page.read_text()).groups()
+    assert shown == (f"{before.abs().mean():.1f}", f"{(before.abs() * n).sum() / n.sum():.1f}")
 
 
 def test_missing_and_corrupt_files_are_named_and_the_rest_is_built(tmp_path):

@@ -132,3 +132,21 @@ def test_refreshed_replaces_only_the_times_a_run_measured(tmp_path):
     assert model_for(app, got, state, rtt="configured").latency(X)[0] == pytest.approx(
         model_for(app, now, state, rtt="configured").latency(X)[0], rel=1e-3)
 
+
+
+def test_a_calibrated_profile_finds_the_profile_it_was_made_from(tmp_path, monkeypatch):
+    """The run's sim-vs-real puts REACH's model as published beside the calibrated one: the source is
+    found relative to the working directory or the repository, and a profile without one has none."""
+    from harness.spec.profile import source_profile
+
+    profile = load_profile(REPO / "profiles/chain.reach-local.json")
+    assert source_profile(profile) is None
+    cal = truth(profile, {"cloud-a": 1.5, "edge-a": 1.5, "edge-b": 1.5}, call=2.0, gateway=1.0)
+    monkeypatch.chdir(tmp_path)
+    cal.calibration.source_profile = "profiles/chain.reach-local.json"  # as harness calibrate records it
+    assert source_profile(cal) == profile  # found in the repository
+    (tmp_path / "mine.json").write_text(profile.model_copy(update={"app": "mine"}).model_dump_json())
+    cal.calibration.source_profile = "mine.json"
+    assert source_profile(cal).app == "mine"  # the working directory first
+    cal.calibration.source_profile = "gone.json"
+    assert source_profile(cal) is None
