@@ -233,7 +233,8 @@ def fidelity(runs: list[Run]) -> Section:
     ax.set_ylabel("measured mean (ms)")
     ax.legend(fontsize=7)
     sec.figures.append(("sim_vs_real.png", _png(fig)))
-    sec.tables.append(("sim_vs_real", df))
+    # one model for every run: the text names it, a column repeating it would only widen each row
+    sec.tables.append(("sim_vs_real", df.drop(columns="model") if df.model.nunique() == 1 else df))
     return sec
 
 
