@@ -170,7 +170,7 @@ class NumpyDynamics(Dynamics):
 
     def new_batch(self, B: int) -> Batch:
         return Batch(np.zeros((B, self.N)), np.zeros((B, self.N)), -np.ones((B, self.P), int),
-                     np.ones((B, self.N), bool), np.zeros(B, int), -np.ones(B, int), np.zeros(B))
+                     np.ones((B, self.N), bool), np.zeros(B, int), -np.ones(B, int), np.zeros(B), np.zeros(B))
 
 
 def numpy_step(dyn: Dynamics, st: Batch, actions: np.ndarray,

@@ -18,17 +18,23 @@ from harness.sim.ceenv import Batch, Dynamics, EnvConfig
 _DYNAMICS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def dynamics(view: ClusterView, max_replicas: int) -> Dynamics:
+def dynamics(view: ClusterView, max_replicas: int, load: dict | None = None) -> Dynamics:
     per_model = _DYNAMICS.setdefault(view.model, {})
-    if max_replicas not in per_model:
-        per_model[max_replicas] = Dynamics(view.model, EnvConfig(max_replicas=max_replicas))
-    return per_model[max_replicas]
+    key = (max_replicas, tuple(sorted((load or {}).items())))
+    if key not in per_model:
+        per_model[key] = Dynamics(view.model, EnvConfig(max_replicas=max_replicas, **(load or {})))
+    return per_model[key]
 
 
-def to_ceenv(view: ClusterView, max_replicas: int = 5) -> tuple[Dynamics, Batch, dict[int, str]]:
-    """(Dynamics, a Batch of one, slot -> pod name). The latency is the model's for the visible pods (NaN while a service has none)."""
-    dyn = dynamics(view, max_replicas)
+def to_ceenv(view: ClusterView, max_replicas: int = 5, load: dict | None = None) -> tuple[Dynamics, Batch, dict[int, str]]:
+    """(Dynamics, a Batch of one, slot -> pod name). The latency is the model's for the visible pods
+    (NaN while a service has none). ``load``: EnvConfig's load fields of a model trained under load
+    (load, load_kind, load_knee); the view's rate or users are then the environment's load, and
+    the latency the queueing model's under it. Unknown, a rate is 0 and users are 1: no waiting."""
+    dyn = dynamics(view, max_replicas, load)
     st = dyn.new_batch(1)
+    if dyn.cfg.loaded:
+        st.load[0] = (view.users or 1) if dyn.cfg.load_kind == "closed" else (view.rate or 0.0)
     st.up[0] = view.up
     names: dict[int, str] = {}
     filled = np.zeros(dyn.S, int)
@@ -42,7 +48,7 @@ def to_ceenv(view: ClusterView, max_replicas: int = 5) -> tuple[Dynamics, Batch,
         names[slot] = pod.name
     st.bg_cpu[0] = view.background_cpu
     st.bg_mem[0] = view.background_memory_mib
-    if len(names) == len(view.pods):  # every pod visible: the view's own (cached) latency is the same number
+    if len(names) == len(view.pods) and not dyn.cfg.loaded:  # every pod visible, no load: the view's own (cached) latency
         latency = view.latency_ms()
         st.latency = np.array([np.nan if latency is None else latency])
     else:

@@ -106,6 +106,10 @@ class ClusterView:
     model: LatencyModel
     nodes: tuple[NodeView, ...]
     pods: tuple[PodView, ...]
+    # the app's load now, when known: requests/s of open-loop load, closed-loop users; what a
+    # load-aware policy reads (the latency model itself has no load)
+    rate: float | None = None
+    users: int | None = None
     _index: dict[str, int] = field(init=False, repr=False)
     _cache: dict = field(init=False, repr=False)  # derived values (counts, latency), computed once
 
@@ -116,7 +120,8 @@ class ClusterView:
     # ------------------------------------------------------------ building
     @classmethod
     def build(cls, app: App, model: LatencyModel, up: Sequence[bool], pods: Sequence[PodView],
-              background_cpu: Sequence[float] | None = None, background_memory_mib: Sequence[float] | None = None):
+              background_cpu: Sequence[float] | None = None, background_memory_mib: Sequence[float] | None = None,
+              rate: float | None = None, users: int | None = None):
         """A view from the pods and what else uses each node (background load, sim scenarios)."""
         topo = model.topo
         n = len(topo.nodes)
@@ -133,7 +138,7 @@ class ClusterView:
                                bool(up[i]), float(cpu[i]), float(mem[i]), float(bg_cpu[i]), float(bg_mem[i]),
                                topo.roles[i], topo.sites[i], float(topo.costs[i]), float(topo.gpus[i]))
                       for i, name in enumerate(topo.nodes))
-        return cls(app, model, nodes, tuple(pods))
+        return cls(app, model, nodes, tuple(pods), rate, users)
 
     # ------------------------------------------------------------ lookups
     def index(self, node: str) -> int:
@@ -227,7 +232,7 @@ class ClusterView:
         i = self._index[node]
         nodes[i] = replace(nodes[i], used_cpu=nodes[i].used_cpu + pod.cpu,
                            used_memory_mib=nodes[i].used_memory_mib + pod.memory_mib)
-        return ClusterView(self.app, self.model, tuple(nodes), self.pods + (placed,))
+        return ClusterView(self.app, self.model, tuple(nodes), self.pods + (placed,), self.rate, self.users)
 
     def after(self, move: Move) -> "ClusterView":
         """This view with the move made (the pod keeps its name)."""
@@ -239,7 +244,7 @@ class ClusterView:
         nodes[j] = replace(nodes[j], used_cpu=nodes[j].used_cpu + pod.cpu,
                            used_memory_mib=nodes[j].used_memory_mib + pod.memory_mib)
         pods = tuple(replace(p, node=move.node) if p.name == move.pod else p for p in self.pods)
-        return ClusterView(self.app, self.model, tuple(nodes), pods)
+        return ClusterView(self.app, self.model, tuple(nodes), pods, self.rate, self.users)
 
     # ------------------------------------------------------------ the model
     def counts(self) -> np.ndarray:

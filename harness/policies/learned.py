@@ -69,9 +69,17 @@ class CEEnvPolicy(Policy):
     def max_replicas(self) -> int:
         return int(self.meta["max_replicas"])
 
+    def state(self, view: ClusterView):
+        """(Dynamics, Batch, slot -> pod name) as the model was trained to see them: its slots, and
+        under load (``harness train --load``) the view's rate or users."""
+        env = self.meta.get("env_config") or {}
+        load = {"load": tuple(env["load"]), "load_kind": env.get("load_kind", "open"),
+                "load_knee": env.get("load_knee", 0.9)} if env.get("load") else None  # older models: no load
+        return to_ceenv(view, self.max_replicas, load)
+
     def check(self, view: ClusterView) -> None:
         """A model sees a fixed number of nodes and slots: refuse one trained for another cluster."""
-        dyn, _, _ = to_ceenv(view, self.max_replicas)
+        dyn, _, _ = self.state(view)
         want = (self.meta.get("obs_dim"), self.meta.get("n_actions"))
         have = (dyn.obs_dim, dyn.n_actions)
         if want != have:
@@ -83,7 +91,7 @@ class CEEnvPolicy(Policy):
 
         from harness.rl.nets import MASKED
 
-        dyn, st, names = to_ceenv(view, self.max_replicas)
+        dyn, st, names = self.state(view)
         obs = torch.as_tensor(dyn.observe(st))
         mask = torch.as_tensor(dyn.masks(st))
         with torch.no_grad():

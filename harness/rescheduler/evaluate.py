@@ -42,8 +42,9 @@ class Result:
     gap_reference: str | None = None
 
 
-def scenario(dyn: Dynamics, pods: int, seed: int) -> Batch:
-    """Background load only; no pods placed yet."""
+def scenario(dyn: Dynamics, pods: int, seed: int, load: float = 0.0) -> Batch:
+    """Background load only; no pods placed yet. ``load``: requests/s or closed-loop users (as
+    ``dyn``'s EnvConfig counts them) under which the latency is taken; 0: none, REACH's model."""
     if pods % dyn.S:
         raise ValueError(f"{pods} pods do not split evenly over {dyn.S} services")
     st = dyn.new_batch(1)
@@ -51,6 +52,7 @@ def scenario(dyn: Dynamics, pods: int, seed: int) -> Batch:
     lo, hi = dyn.cfg.utilisation
     st.bg_cpu[0] = rng.uniform(lo, hi, dyn.N) * dyn.C_cpu
     st.bg_mem[0] = rng.uniform(lo, hi, dyn.N) * dyn.C_mem
+    st.load[0] = load
     return st
 
 
@@ -73,7 +75,9 @@ class SimWorld:
         dyn, st = self.dyn, self.st
         pods = [PodView(self.pod_name(p), dyn.model.services[dyn.slot_service[p]], dyn.model.topo.nodes[st.node[0, p]],
                         float(dyn.r_cpu[p]), float(dyn.r_mem[p])) for p in np.flatnonzero(st.node[0] >= 0)]
-        return ClusterView.build(dyn.model.app, dyn.model, st.up[0], pods, st.bg_cpu[0], st.bg_mem[0])
+        load, closed = float(st.load[0]) or None, dyn.cfg.load_kind == "closed"
+        return ClusterView.build(dyn.model.app, dyn.model, st.up[0], pods, st.bg_cpu[0], st.bg_mem[0],
+                                 rate=None if closed else load, users=int(load) if closed and load else None)
 
     def place(self, placer: Policy, slots) -> int:
         """Place the pods of ``slots``; returns how many the placer left pending."""
@@ -102,9 +106,10 @@ class SimWorld:
 
 
 def run_policy(dyn: Dynamics, policy: Policy, name: str, pods: int, seeds: list[int],
-               max_moves: int | None = None, finals: list | None = None) -> Result | None:
+               max_moves: int | None = None, finals: list | None = None, load: float = 0.0) -> Result | None:
     """None when the policy cannot handle this size (an exhaustive search beyond its limit).
-    ``finals``: a list to which each scenario's final placement (service -> nodes) is appended."""
+    ``finals``: a list to which each scenario's final placement (service -> nodes) is appended.
+    ``load``: the scenarios' load (see ``scenario``), which the policies see and the latency counts."""
     from harness.results import placement_metrics as pm
 
     max_moves = max_moves or dyn.cfg.max_steps
@@ -114,7 +119,7 @@ def run_policy(dyn: Dynamics, policy: Policy, name: str, pods: int, seeds: list[
     requests = pm.requests_of(dyn.model.app)
     lat, moves, shares, snaps, rejected, move_events = [], [], [], [], [], []
     for seed in seeds:
-        world = SimWorld(dyn, scenario(dyn, pods, seed))
+        world = SimWorld(dyn, scenario(dyn, pods, seed, load))
         slots = slots_for(dyn, pods)
         rejected.append(world.place(placer_for(policy), slots) / len(slots))
         start = world.st.node[0].copy()

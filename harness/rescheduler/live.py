@@ -28,8 +28,10 @@ Event = Callable[..., None]  # on_event(kind, **detail)
 
 
 class LiveView:
-    def __init__(self, app: App, profile: Profile, state: TestbedState, cluster: Cluster):
+    def __init__(self, app: App, profile: Profile, state: TestbedState, cluster: Cluster,
+                 load: Callable[[], tuple[float | None, int | None]] = lambda: (None, None)):
         self.app, self.profile, self.state, self.cluster = app, profile, state, cluster
+        self.load = load  # (requests/s, closed-loop users) the app is offered now (None: unknown), for load-aware policies
         self.source = source_profile(profile)  # a calibrated profile's origin: REACH's model as published
         self.refresh()
 
@@ -46,13 +48,15 @@ class LiveView:
         views = [PodView(p.name, p.service, p.node, self.app.cpu_request(p.service), self.app.memory_request(p.service))
                  for p in pods.values() if p.service in self.app.services]
         up = [self.cluster.node_up(n) for n in self.nodes]
-        return ClusterView.build(self.app, self.model, up, views), pods
+        rate, users = self.load()
+        return ClusterView.build(self.app, self.model, up, views, rate=rate, users=users), pods
 
-    def predicted(self, rate: float | None = None) -> dict | None:
+    def predicted(self, rate: float | None = None, users: int | None = None) -> dict | None:
         """The model's latency for the current pods with its breakdown (``LatencyModel.predict``),
         and with a known open-loop ``rate`` (requests/s) the queueing model's (``queueing_ms``, per
-        discipline); with a calibrated profile, the uncalibrated model's latency too (``uncalibrated_ms``);
-        None while a service has no pod (the app cannot answer, the model has no value)."""
+        discipline), with more than one closed-loop user the closed form's (``closed_ms``); with a
+        calibrated profile, the uncalibrated model's latency too (``uncalibrated_ms``); None while a
+        service has no pod (the app cannot answer, the model has no value)."""
         view = self.view()[0]
         if view.latency_ms() is None:
             return None
@@ -65,6 +69,11 @@ class LiveView:
             out["rate_per_s"] = rate
             lat = {d: QueueingModel(self.model, d).latency(view.counts(), rate) for d in DISCIPLINES}
             out["queueing_ms"] = {d: v if v != float("inf") else None for d, v in lat.items()}  # None: saturated
+        if users is not None and users > 1:
+            from harness.sim.queueing import QueueingModel
+
+            out["users"] = users
+            out["closed_ms"] = QueueingModel(self.model).closed_latency(view.counts(), users)
         return out
 
     def placement(self) -> dict[str, list[str]]:

@@ -197,6 +197,10 @@ def sim_vs_real(run: Run, min_requests: int = 5) -> list[dict]:
         if uncalibrated is not None:  # a calibrated run: REACH's model as published, on the same interval
             row["uncalibrated_ms"] = round(float(uncalibrated), 2)
             row["uncalibrated_error_pct"] = round(100 * (uncalibrated - measured) / measured, 2)
+        closed = (p.get("predicted") or {}).get("closed_ms")
+        if closed is not None:  # several closed-loop users: the queueing model's closed form too
+            row["closed_ms"] = round(float(closed), 2)
+            row["closed_error_pct"] = round(100 * (closed - measured) / measured, 2)
         queueing = ((p.get("predicted") or {}).get("queueing_ms") or {}).get(QUEUEING)
         if "queueing_ms" in (p.get("predicted") or {}):  # an open-loop rate was known: the queueing model's too
             row["queueing_ms"] = None if queueing is None else round(float(queueing), 2)

@@ -222,6 +222,12 @@ def fidelity(runs: list[Run]) -> Section:
                      f"{np.mean(before):+.1f} % ({np.average(np.abs(before), weights=w):.1f} % and "
                      f"{np.average(before, weights=w):+.1f} % weighted by requests); the table's "
                      f"uncalibrated_ms column.")
+    if "closed_error_pct" in df and df.closed_error_pct.notna().any():
+        c = df.dropna(subset=["closed_error_pct"])
+        sec.text += (f" With several closed-loop users ({len(c)} placements), the queueing model's closed form "
+                     f"(closed_ms: processor-sharing nodes, mean value analysis): mean absolute error "
+                     f"{np.mean(np.abs(c.closed_error_pct)):.1f} %, against {np.mean(np.abs(c.error_pct)):.1f} % "
+                     f"for the load-free model on the same placements.")
     fig, ax = plt.subplots(figsize=(5, 4.6))
     for policy, g in df.groupby("policy", sort=False):
         ax.scatter(g.predicted_ms, g.measured_ms, s=6 + 120 * g.requests / max(1.0, float(n.max())), alpha=0.7,

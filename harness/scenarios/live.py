@@ -83,7 +83,7 @@ class LiveRun:
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.lineage = Lineage()
-        self.view = LiveView(plan.app, plan.profile, plan.state, cluster)
+        self.view = LiveView(plan.app, plan.profile, plan.state, cluster, load=self.offered_load)
         self.placer = placer_for(plan.policy)
         self.live = Live(plan.policy_name, plan.repeat, plan.scenario.duration_s)
         self.undo: list[Callable[[], None]] = []  # what faults left to undo at clean-up, oldest first
@@ -93,6 +93,14 @@ class LiveRun:
         self.threads: list[threading.Thread] = []
         self.host_ms: list[float] = []
         self.healing: set[float] = set()  # faults whose self-healing is under way; the rescheduler waits
+
+    def offered_load(self) -> tuple[float | None, int | None]:
+        """(requests/s, closed-loop users) the scenario offers the app now, each None unless every
+        load is of that kind; (None, None) before the load starts."""
+        if self.out.t0 is None:
+            return None, None
+        t_run = time.time() - self.out.t0
+        return open_rate(self.plan.scenario, t_run), closed_users(self.plan.scenario, t_run)
 
     # -------------------------------------------------------------- events
     def event(self, kind: str, t: float | None = None, **detail) -> None:
@@ -105,7 +113,9 @@ class LiveRun:
 
     def record_placement(self, reason: str) -> None:
         t_run = 0.0 if self.out.t0 is None else time.time() - self.out.t0
-        self.out.placement(self.view.placement(), self.view.predicted(open_rate(self.plan.scenario, t_run)), reason)
+        sc = self.plan.scenario
+        self.out.placement(self.view.placement(), self.view.predicted(open_rate(sc, t_run), closed_users(sc, t_run)),
+                           reason)
 
     # -------------------------------------------------------------- phases
     def deploy(self) -> None:
@@ -397,7 +407,7 @@ class LiveRun:
         due = sorted(sc.faults, key=lambda f: f.at_s)
         tails = [RequestTail(load.out) for load in loads]
         recent: list[tuple[float, float, bool]] = []  # (t_send, latency_ms, ok)
-        rate = open_rate(sc, 0.0)
+        rate, users = open_rate(sc, 0.0), closed_users(sc, 0.0)
         lat: list[float] = []
         while True:
             now = time.time()
@@ -408,6 +418,9 @@ class LiveRun:
             if rate is not None and open_rate(sc, elapsed) != rate:  # a new rate: a new queueing prediction
                 rate = open_rate(sc, elapsed)
                 self.record_placement("rate")
+            if users is not None and closed_users(sc, elapsed) != users:  # so are new users
+                users = closed_users(sc, elapsed)
+                self.record_placement("users")
             for row in (r for tail in tails for r in tail.read()):
                 try:
                     t, ms, ok = float(row[0]), float(row[1]), summ.is_ok(row[2], row[4] if len(row) > 4 else "")
@@ -537,6 +550,14 @@ def open_rate(sc: Scenario, t_run: float) -> float | None:
     if any(load.mode not in ("open", "periodic") for load in sc.loads()):
         return None
     return sum(next(s.value for s in reversed(load.steps) if s.at_s <= max(0.0, t_run)) for load in sc.loads())
+
+
+def closed_users(sc: Scenario, t_run: float) -> int | None:
+    """Closed-loop users the scenario runs at ``t_run`` when every load is a closed loop (what the
+    queueing model's closed form takes); None otherwise."""
+    if any(load.mode != "closed" for load in sc.loads()):
+        return None
+    return int(sum(next(s.value for s in reversed(load.steps) if s.at_s <= max(0.0, t_run)) for load in sc.loads()))
 
 
 def time_weighted_users(steps, warmup_s: float, span: float) -> float:

@@ -3,7 +3,8 @@
 State (REACH): per node CPU and memory availability and capacity, per pod its requests and
 node. Pods sit in fixed slots, ``max_replicas`` per service in service order, so a slot's
 position says which service it belongs to; empty slots are zero. We add each node's up flag
-and the current latency / 1000 (helps the value function; documented change).
+and the current latency / 1000 (helps the value function; documented change); with ``load``, the
+offered load's share of the load range's top.
 
 Action: slot * N + node moves that pod to that node; the last action, ``N_slots * N``, is
 Idle. A move is valid when the slot holds a pod, the node is up, is not the pod's node, and
@@ -14,7 +15,10 @@ feasible placement (or, half of the time by default, the default scheduler's: wh
 rescheduler starts); a step cap truncates them; optionally a node fails mid-episode and its
 pods are re-placed at random (self-healing), as in REACH's node-failure experiment, and
 optionally the autoscaler changes a service's replica count mid-episode (new pods placed by
-the default scheduler), as under REACH's traffic surge.
+the default scheduler), as under REACH's traffic surge. With ``load`` (not in REACH), each episode
+has a load — an open-loop request rate, or a number of closed-loop users — and the latency is the
+queueing model's under it (sim.queueing): a node a placement packs makes requests wait, so the
+policy can learn when spreading pays.
 
 One pure transition (`step_batch`) serves the batched environment used for training and the
 scalar Gymnasium environment (a batch of one).
@@ -29,6 +33,7 @@ import numpy as np
 
 from harness.sim import ceenv_kernels
 from harness.sim.latency import LatencyModel
+from harness.sim.queueing import visits
 from harness.spec.args import arg
 
 ENV_ID = "harness/CEEnv-v0"
@@ -59,6 +64,16 @@ class EnvConfig:
     # them, so the rescheduler meets scaled-out replicas it did not place; 0 keeps REACH's world
     scale_prob: float = arg(0.0, "chance per step that the autoscaler rescales one service (its new pods placed "
                                  "by the default scheduler, a scale-down removing the newest)")
+    # the offered load (issue 20's traffic surge): REACH's model has none, so packing pods on a few
+    # nodes looks free however many requests come; under load the reward's latency waits in
+    # queues (sim.queueing) and the load is one more observation feature
+    load: tuple[float, float] = arg((0.0, 0.0), "the app's load per episode, drawn uniformly in this range (closed: "
+                                                "whole users); the latency is then the queueing model's (0,0: "
+                                                "REACH's load-free world)")
+    load_kind: str = arg("open", "what --load counts: open (requests/s; node-ps queueing) or closed (closed-loop "
+                                 "users, as Locust's; mean value analysis, 1 user = no waiting)")
+    load_knee: float = arg(0.9, "with an open --load: node busy share beyond which a job's stretch 1/(1-rho) goes on "
+                                "as its tangent line (finite, so overloaded placements still rank)")
 
     def validate(self):
         if self.start not in ("random", "default", "mix"):
@@ -66,6 +81,18 @@ class EnvConfig:
         for name in ("large_share", "failed_at_start", "node_failure_prob", "scale_prob"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"{name} must be within [0, 1]")
+        if not 0 <= self.load[0] <= self.load[1]:
+            raise ValueError("load must be a range LO,HI with 0 <= LO <= HI")
+        if self.load_kind not in ("open", "closed"):
+            raise ValueError("load_kind must be open or closed")
+        if self.load_kind == "closed" and self.loaded and self.load[0] < 1:
+            raise ValueError("a closed load counts users: LO must be at least 1")
+        if not 0 < self.load_knee < 1:
+            raise ValueError("load_knee must be within (0, 1)")
+
+    @property
+    def loaded(self) -> bool:
+        return self.load[1] > 0
 
 
 @dataclass
@@ -79,6 +106,7 @@ class Batch:
     steps: np.ndarray  # (B,)
     fail_at: np.ndarray  # (B,) step at which a node fails, -1 never
     latency: np.ndarray = field(default=None)  # (B,)
+    load: np.ndarray = field(default=None)  # (B,) requests/s or closed-loop users (0: no load, REACH's model)
 
 
 class Dynamics:
@@ -97,14 +125,14 @@ class Dynamics:
         self.affinity = np.array([[app.may_run_on(s, n) for n in model.topo.nodes] for s in model.services])[self.slot_service]
         self.spread = np.array([app.spreads(s) for s in model.services])[self.slot_service]
         self.n_actions = self.P * self.N + 1
-        self.obs_dim = 5 * self.N + self.P * (3 + self.N) + 1
+        self.obs_dim = 5 * self.N + self.P * (3 + self.N) + 1 + cfg.loaded
 
         # the arrays the compiled rules take (harness.sim.ceenv_kernels)
         i64 = lambda v: np.ascontiguousarray(v, dtype=np.int64)  # noqa: E731
         f64 = lambda v: np.ascontiguousarray(v, dtype=np.float64)  # noqa: E731
         self.world = (i64(self.slot_service), f64(self.r_cpu), f64(self.r_mem), f64(self.C_cpu), f64(self.C_mem),
                       np.ascontiguousarray(self.affinity, dtype=np.bool_), np.ascontiguousarray(self.spread, dtype=np.bool_))
-        self.kmodel = (f64(model.E), model.D, model.user_rtt, *model.graph)
+        self.kmodel = (f64(model.E), model.D, model.user_rtt, *model.graph, f64(visits(model)))
         k = ceenv_kernels
         c = np.zeros(k.N_CFG)
         c[k.UTIL_LO], c[k.UTIL_HI] = cfg.utilisation
@@ -113,6 +141,7 @@ class Dynamics:
         c[k.LARGE_SHARE], c[k.MOVE_PENALTY], c[k.INVALID_PENALTY] = cfg.large_share, cfg.move_penalty, cfg.invalid_penalty
         c[k.START] = {"random": k.START_RANDOM, "default": k.START_DEFAULT, "mix": k.START_MIX}[cfg.start]
         c[k.SCALE_PROB], c[k.MAX_REPLICAS] = cfg.scale_prob, cfg.max_replicas
+        c[k.LOAD_HI], c[k.LOAD_CLOSED], c[k.LOAD_KNEE] = cfg.load[1], cfg.load_kind == "closed", cfg.load_knee
         self.kcfg = c
         self.reset_draws = k.reset_draws(self.N, self.S, self.P)
         self.step_draws = k.step_draws(self.P)
@@ -133,7 +162,7 @@ class Dynamics:
 
     def latency(self, st: Batch) -> np.ndarray:
         out = np.empty(st.node.shape[0])
-        ceenv_kernels.latencies(st.node, self.world, self.kmodel, self.S, self.N, out)
+        ceenv_kernels.latencies(st.node, st.load, self.world, self.kmodel, self.kcfg, self.S, self.N, out)
         return out
 
     def masks(self, st: Batch) -> np.ndarray:
@@ -143,15 +172,17 @@ class Dynamics:
 
     def observe(self, st: Batch) -> np.ndarray:
         out = np.empty((st.node.shape[0], self.obs_dim), np.float32)
-        ceenv_kernels.observe(st.bg_cpu, st.bg_mem, st.node, st.up, st.latency, self.world, out)
+        ceenv_kernels.observe(st.bg_cpu, st.bg_mem, st.node, st.up, st.latency, st.load, self.world, self.kcfg, out)
         return out
 
     def observation_space(self) -> gym.spaces.Box:
         """Bounds the observations keep: shares, flags and one-hot entries in [0, 1], a slot's
-        requests up to its service's (cores, GiB), the latency feature (s) up to the model's bound."""
+        requests up to its service's (cores, GiB), the latency feature (s) up to the model's bound (under
+        load it may exceed it: the bound is the load-free one), and under load the load's share of its range's top."""
         per_slot = np.concatenate([np.ones((self.P, 1)), self.r_cpu[:, None], self.r_mem[:, None] / 1024,
                                    np.ones((self.P, self.N))], axis=1)
-        high = np.concatenate([np.ones(5 * self.N), per_slot.reshape(-1), [self.model.upper_bound_ms() / 1000]])
+        bound = self.model.upper_bound_ms() / 1000 if not self.cfg.loaded else np.inf
+        high = np.concatenate([np.ones(5 * self.N), per_slot.reshape(-1), [bound], [1.0] * self.cfg.loaded])
         return gym.spaces.Box(np.zeros(self.obs_dim, np.float32), high.astype(np.float32), dtype=np.float32)
 
     # -------------------------------------------------------------- episodes
@@ -163,8 +194,14 @@ class Dynamics:
         if replicas is not None and (reps.shape != (self.S,) or reps.min() < 1 or reps.max() > self.cfg.max_replicas):
             # the compiled start writes slots without bounds checks: refuse counts it has no slots for
             raise ValueError(f"replicas must be {self.S} counts within 1..{self.cfg.max_replicas}, got {reps.tolist()}")
+        if self.cfg.loaded:  # drawn after u, from the same generator: without load the stream is REACH's
+            lo, hi = self.cfg.load
+            draw = rng.random(int(np.count_nonzero(which)))
+            st.load[which] = int(lo) + np.floor(draw * (int(hi) - int(lo) + 1)) if self.cfg.load_kind == "closed" \
+                else lo + (hi - lo) * draw
         ceenv_kernels.reset_envs(np.ascontiguousarray(which, dtype=np.bool_), u, reps, st.bg_cpu, st.bg_mem, st.node,
-                                 st.up, st.steps, st.fail_at, st.latency, self.world, self.kmodel, self.kcfg, self.S)
+                                 st.up, st.steps, st.fail_at, st.latency, st.load, self.world, self.kmodel, self.kcfg,
+                                 self.S)
 
     def reset_one(self, st: Batch, b: int, rng: np.random.Generator, replicas: np.ndarray | None = None) -> None:
         which = np.zeros(st.node.shape[0], np.bool_)
@@ -173,7 +210,8 @@ class Dynamics:
 
     def new_batch(self, B: int) -> Batch:
         return Batch(np.zeros((B, self.N)), np.zeros((B, self.N)), -np.ones((B, self.P), np.int64),
-                     np.ones((B, self.N), np.bool_), np.zeros(B, np.int64), -np.ones(B, np.int64), np.zeros(B))
+                     np.ones((B, self.N), np.bool_), np.zeros(B, np.int64), -np.ones(B, np.int64), np.zeros(B),
+                     np.zeros(B))
 
 
 def step_batch(dyn: Dynamics, st: Batch, actions: np.ndarray,
@@ -183,7 +221,7 @@ def step_batch(dyn: Dynamics, st: Batch, actions: np.ndarray,
     reward, terminated, truncated = np.empty(B), np.empty(B, np.bool_), np.empty(B, np.bool_)
     u = rng.random((B, dyn.step_draws))  # the events' draws (ceenv_kernels.step_envs)
     ceenv_kernels.step_envs(np.ascontiguousarray(actions, dtype=np.int64), u, st.bg_cpu, st.bg_mem, st.node, st.up,
-                            st.steps, st.fail_at, st.latency, dyn.world, dyn.kmodel, dyn.kcfg, dyn.S, reward,
+                            st.steps, st.fail_at, st.latency, st.load, dyn.world, dyn.kmodel, dyn.kcfg, dyn.S, reward,
                             terminated, truncated)
     return reward, terminated, truncated
 

@@ -4,7 +4,8 @@ episode starts, over a batch of environments without Python per environment.
 ``ceenv.Dynamics`` packs its arrays into three tuples the kernels take:
 
 - ``world``: (slot_service, r_cpu, r_mem, C_cpu, C_mem, affinity, spread) — the slots and nodes;
-- ``model``: (E, D, user_rtt, *latency_kernel.Graph) — REACH's latency model;
+- ``model``: (E, D, user_rtt, *latency_kernel.Graph, visits) — REACH's latency model, and each
+  service's visits per request for the queueing model under load;
 - ``cfg``: a float64 vector of EnvConfig's numbers, indexed by the constants below.
 
 Randomness comes in as uniform draws made by the caller's numpy Generator (a fixed number per
@@ -19,12 +20,12 @@ import numba
 import numpy as np
 
 from harness.sim.kube_scheduler import choice, fits_node
-from harness.sim.latency_kernel import placement_terms
+from harness.sim.latency_kernel import loaded_times, placement_terms
 
 # indices into the cfg vector (ceenv.Dynamics writes it, as kcfg)
 UTIL_LO, UTIL_HI, FAILED_AT_START, MAX_FAILED, FAILURE_PROB, MAX_STEPS, REP_LO, REP_HI, EQUAL, LARGE_SHARE, \
-    START, MOVE_PENALTY, INVALID_PENALTY, SCALE_PROB, MAX_REPLICAS = range(15)
-N_CFG = 15
+    START, MOVE_PENALTY, INVALID_PENALTY, SCALE_PROB, MAX_REPLICAS, LOAD_HI, LOAD_CLOSED, LOAD_KNEE = range(18)
+N_CFG = 18
 START_RANDOM, START_DEFAULT, START_MIX = 0.0, 1.0, 2.0
 
 
@@ -90,24 +91,31 @@ def mask_row(nb, ub, cpu, mem, cnt, slot_service, r_cpu, r_mem, C_cpu, C_mem, af
                                      affinity[p, n], spread[p], cnt[s, n])
 
 
-@numba.njit(cache=True)
-def env_latency(node, world, model, S, N) -> float:
-    """D_msa of one environment's placement (NaN while a service has no pod)."""
+@numba.njit(cache=True, error_model="numpy")
+def env_latency(node, load, world, model, cfg, S, N) -> float:
+    """D_msa of one environment's placement (NaN while a service has no pod); under a ``load`` > 0
+    (requests/s, or closed-loop users with cfg LOAD_CLOSED), every pod's execution time is the
+    queueing model's under it (latency_kernel.loaded_times)."""
     slot_service = world[0]
-    E, D, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g_edge, g_ecaller, g_ecallee, g_entries = model
+    E, D, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g_edge, g_ecaller, g_ecallee, g_entries, visits = model
     X = np.zeros((S, N))
     for p in range(len(node)):
         if node[p] >= 0:
             X[slot_service[p], node[p]] += 1
+    if load > 0:
+        busy = np.empty((S, N))
+        loaded_times(X, E, D, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g_edge, g_ecaller, g_ecallee,
+                     g_entries, visits, load, cfg[LOAD_CLOSED] > 0, cfg[LOAD_KNEE], 1.0, busy)
+        E = busy
     T_E, T_S, D_S = np.empty(S), np.empty(S), np.empty(len(g_ecaller))
     return placement_terms(X, E, D, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g_edge, g_ecaller,
                            g_ecallee, g_entries, False, T_E, T_S, D_S)[1]
 
 
 @numba.njit(cache=True, error_model="numpy")
-def latencies(node, world, model, S, N, out):
+def latencies(node, load, world, model, cfg, S, N, out):
     for b in range(node.shape[0]):
-        out[b] = env_latency(node[b], world, model, S, N)
+        out[b] = env_latency(node[b], load[b], world, model, cfg, S, N)
 
 
 @numba.njit(cache=True)
@@ -131,10 +139,10 @@ def masks(bg_cpu, bg_mem, node, up, world, out):
 
 
 @numba.njit(cache=True)
-def observe(bg_cpu, bg_mem, node, up, latency, world, out):
-    """out (B, 5N + P(3+N) + 1) float32: per node free CPU and memory shares, capacities (shares of
-    the largest), up; per slot occupied, its CPU (cores) and memory (GiB) requests, its node one-hot;
-    the latency in seconds."""
+def observe(bg_cpu, bg_mem, node, up, latency, load, world, cfg, out):
+    """out (B, 5N + P(3+N) + 1 [+ 1]) float32: per node free CPU and memory shares, capacities (shares
+    of the largest), up; per slot occupied, its CPU (cores) and memory (GiB) requests, its node
+    one-hot; the latency in seconds; under load (cfg LOAD_HI > 0), the load's share of LOAD_HI."""
     slot_service, r_cpu, r_mem, C_cpu, C_mem, affinity, spread = world
     B, P = node.shape
     N = up.shape[1]
@@ -157,6 +165,8 @@ def observe(bg_cpu, bg_mem, node, up, latency, world, out):
                 out[b, k + 3 + n] = 1.0 if on and node[b, p] == n else 0.0
             k += 3 + N
         out[b, k] = latency[b] / 1000
+        if cfg[LOAD_HI] > 0:
+            out[b, k + 1] = load[b] / cfg[LOAD_HI]
 
 
 @numba.njit(cache=True)
@@ -317,18 +327,18 @@ def rescale(bg_cpu, bg_mem, node, up, u, world, S, max_replicas) -> bool:
 
 
 @numba.njit(cache=True, error_model="numpy")
-def reset_envs(which, u, reps_given, bg_cpu, bg_mem, node, up, steps, fail_at, latency, world, model, cfg, S):
+def reset_envs(which, u, reps_given, bg_cpu, bg_mem, node, up, steps, fail_at, latency, load, world, model, cfg, S):
     """Start a new episode in every environment b with which[b]."""
     N = up.shape[1]
     for b in range(len(which)):
         if which[b]:
             fail_at[b] = reset_env(bg_cpu, bg_mem, node, up, b, u[b], reps_given, world, cfg, S)
             steps[b] = 0
-            latency[b] = env_latency(node[b], world, model, S, N)
+            latency[b] = env_latency(node[b], load[b], world, model, cfg, S, N)
 
 
 @numba.njit(cache=True, error_model="numpy")
-def step_envs(actions, u, bg_cpu, bg_mem, node, up, steps, fail_at, latency, world, model, cfg, S, reward,
+def step_envs(actions, u, bg_cpu, bg_mem, node, up, steps, fail_at, latency, load, world, model, cfg, S, reward,
               terminated, truncated):
     """The transition (see ceenv's docstring), in place. ``u`` (B, step_draws(P)): draws for a node
     failure (the victim, then a new node for each pod it held) and for an autoscaling event."""
@@ -378,7 +388,7 @@ def step_envs(actions, u, bg_cpu, bg_mem, node, up, steps, fail_at, latency, wor
         # the HPA rescales a service: neither is the agent's doing
         scaling = not terminated[b] and u[b, 1 + P] < cfg[SCALE_PROB] and \
             rescale(bg_cpu[b], bg_mem[b], node[b], up[b], u[b, 2 + P:], world, S, int(cfg[MAX_REPLICAS]))
-        after = env_latency(node[b], world, model, S, N) if move or failing or scaling else before
+        after = env_latency(node[b], load[b], world, model, cfg, S, N) if move or failing or scaling else before
         if failing or scaling:
             before = after  # the event's effect is not the move's reward
         if move:

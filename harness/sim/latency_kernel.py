@@ -117,3 +117,95 @@ def batch_terms(X, E, D, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g
         eb = b if E.shape[0] > 1 else 0
         D_gw[b], D_msa[b] = placement_terms(X[b], E[eb], D, user_rtt, g_order, g_grp, g_call, g_callee, g_weight,
                                             g_edge, g_ecaller, g_ecallee, g_entries, partial, T_E[b], T_S[b], D_S[b])
+
+
+@numba.njit(cache=True, error_model="numpy")
+def node_load(X, E, visits, rate, g_grp, g_call, g_callee, g_weight, out):
+    """out (N,): the busy share of each node's CPU under ``rate`` requests/s (in ms·requests/s;
+    ``sim.queueing.QueueingModel.node_load`` divides by 1000 and the capacity). Service s's
+    arrivals, rate × visits[s], are shared by its replicas equally; callees a caller calls in
+    parallel (its groups) that share a node keep it busy for the longest group's work, not the sum."""
+    S, N = X.shape
+    count = np.zeros(S)
+    for s in range(S):
+        for n in range(N):
+            count[s] += X[s, n]
+    out[:] = 0.0
+    for s in range(S):
+        for n in range(N):
+            if X[s, n] > 0:
+                out[n] += rate * visits[s] * X[s, n] / count[s] * E[s, n]
+    for i in range(S):
+        if g_grp[i + 1] - g_grp[i] < 2:
+            continue
+        for n in range(N):
+            total, longest = 0.0, 0.0
+            for gi in range(g_grp[i], g_grp[i + 1]):
+                work = 0.0
+                for c in range(g_call[gi], g_call[gi + 1]):
+                    j = g_callee[c]
+                    if X[j, n] > 0:
+                        work += rate * visits[i] * g_weight[c] * X[j, n] / count[j] * E[j, n]
+                total += work
+                longest = max(longest, work)
+            out[n] -= total - longest
+
+
+@numba.njit(cache=True)
+def ps_stretch(rho, knee):
+    """How much longer a job takes on a processor-sharing node busy ρ of the time: 1 / (1 − ρ).
+    With ``knee`` < 1, above it the tangent line at the knee instead (finite and still growing, so
+    a training reward can rank overloaded placements); with ``knee`` ≥ 1, inf at saturation."""
+    if rho < min(knee, 1.0):
+        return 1.0 / (1.0 - rho)
+    if knee >= 1.0:
+        return np.inf
+    f = 1.0 / (1.0 - knee)
+    return f + f * f * (rho - knee)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def mva_stretch(demand, think, users, out):
+    """out (N,): how much longer a request's work on each node takes with ``users`` closed-loop
+    users than alone — exact mean value analysis of a closed network of processor-sharing nodes
+    (demand (N,): ms of work per request on each node) and a delay of ``think`` ms (the request's
+    time off the CPUs: its network round trips): R_n(k) = D_n (1 + Q_n(k − 1)), X(k) = k / (think
+    + Σ R_n(k)), Q_n(k) = X(k) R_n(k); the stretch is R_n(users) / D_n = 1 + Q_n(users − 1)."""
+    N = len(demand)
+    Q = np.zeros(N)
+    for k in range(1, users):
+        total = think
+        for n in range(N):
+            total += demand[n] * (1.0 + Q[n])
+        x = k / total
+        for n in range(N):
+            Q[n] = x * demand[n] * (1.0 + Q[n])
+    for n in range(N):
+        out[n] = 1.0 + Q[n]
+
+
+@numba.njit(cache=True, error_model="numpy")
+def loaded_times(X, E, D, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g_edge, g_ecaller, g_ecallee,
+                 g_entries, visits, load, closed, knee, capacity, out):
+    """out (S, N): every (service, node)'s execution time under load — ``load`` requests/s of
+    open-loop arrivals (each node processor sharing: E / (1 − ρ), see ``ps_stretch`` for ``knee``),
+    or with ``closed`` that many closed-loop users (``mva_stretch``, the time off the CPUs being the
+    load-free latency less the work); ``capacity``: the share of a node's CPU requests get (see
+    sim.queueing). The one rule behind sim.queueing's node-ps and CEEnv's load."""
+    S, N = X.shape
+    busy, stretch = np.empty(N), np.empty(N)
+    if closed:
+        node_load(X, E, visits, 1.0, g_grp, g_call, g_callee, g_weight, busy)  # ms of work per request
+        T_E, T_S, D_S = np.empty(S), np.empty(S), np.empty(len(g_ecaller))
+        free = placement_terms(X, E, D, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g_edge, g_ecaller,
+                               g_ecallee, g_entries, False, T_E, T_S, D_S)[1]
+        for n in range(N):
+            busy[n] /= capacity
+        mva_stretch(busy, max(0.0, free - busy.sum()), int(round(load)), stretch)
+    else:
+        node_load(X, E, visits, load, g_grp, g_call, g_callee, g_weight, busy)
+        for n in range(N):
+            stretch[n] = ps_stretch(busy[n] / 1000 / capacity, knee)
+    for s in range(S):
+        for n in range(N):
+            out[s, n] = E[s, n] * stretch[n]

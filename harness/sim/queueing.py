@@ -22,6 +22,12 @@ time W, and eqs. 2-9 run on W instead of E. Two disciplines:
 
 A node (or queue) at or beyond saturation gives an infinite latency. The rate a placement can
 take at most is ``saturation_rate``.
+
+Closed loops (``closed_latency``; Locust's users each send their next request when the last one
+returns) are not Poisson: one user never waits. For them the nodes are processor-sharing
+stations of a closed network, solved exactly by mean value analysis (``latency_kernel.mva_stretch``):
+each node's work per request stretched by 1 + its mean queue with one user fewer, the request's
+time off the CPUs (its network round trips) a delay. One user gives REACH's model unchanged.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from math import factorial
 import numpy as np
 
 from harness.sim.latency import LatencyModel
+from harness.sim.latency_kernel import loaded_times, node_load
 
 DISCIPLINES = ("node-ps", "erlang-c")
 
@@ -51,6 +58,18 @@ def erlang_c_wait(c: int, a: float) -> float:
     """Erlang C: the probability an arrival waits in M/M/c with offered load a = λ/μ < c."""
     top = a ** c / factorial(c) * c / (c - a)
     return top / (sum(a ** k / factorial(k) for k in range(c)) + top)
+
+
+def loaded_execution(model: LatencyModel, X: np.ndarray, load: float, closed: bool = False, knee: float = 1.0,
+                     capacity: float = 1.0) -> np.ndarray:
+    """(S, N) execution times under ``load``: open-loop requests/s (node-ps; inf on a saturated node
+    with ``knee`` 1), or with ``closed`` that many closed-loop users (mean value analysis; 1 user:
+    the load-free times). ``latency_kernel.loaded_times`` says how."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    out = np.empty_like(X)
+    loaded_times(X, np.ascontiguousarray(model.E, dtype=np.float64), model.D, model.user_rtt, *model.graph,
+                 visits(model), float(load), closed, knee, capacity, out)
+    return out
 
 
 def replica_share(X: np.ndarray) -> np.ndarray:
@@ -77,9 +96,7 @@ class QueueingModel:
         X = np.asarray(X, float)
         E, lam = self.model.E, self.arrivals(X, rate)
         if self.discipline == "node-ps":
-            rho = self.node_load(X, rate)
-            with np.errstate(divide="ignore"):
-                return np.where(rho[None] < 1, E / np.maximum(1e-12, 1 - rho[None]), np.inf)
+            return loaded_execution(self.model, X, rate, capacity=self.capacity)
         W = np.array(E, float)
         for s, n in zip(*np.nonzero(X)):
             c, mu = int(X[s, n]), 1000 / E[s, n]
@@ -94,14 +111,9 @@ class QueueingModel:
         share its CPU, so each one's execution time already holds the others' work: the node is
         busy for the longest of them, not their sum (with PS, two jobs of work a ≥ b started
         together take a + b and 2b). Summing them would count the overlap twice."""
-        busy = (self.arrivals(X, rate) * self.model.E).sum(axis=0)
-        share = replica_share(X)
-        for i, groups in enumerate(self.model.groups):
-            if len(groups) < 2:
-                continue
-            per_group = np.array([(rate * self.v[i] * w[:, None] * share[cs] * self.model.E[cs]).sum(axis=0)
-                                  for cs, w in groups])  # (groups, N): each group's own work on each node
-            busy -= per_group.sum(axis=0) - per_group.max(axis=0)
+        g, busy = self.model.graph, np.empty(np.shape(X)[1])
+        node_load(np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(self.model.E, dtype=np.float64),
+                  self.v, float(rate), g.grp_ptr, g.call_ptr, g.callee, g.weight, busy)  # the one compiled rule
         return busy / 1000 / self.capacity
 
     def at_rest(self, X: np.ndarray, rate: float) -> LatencyModel:
@@ -115,6 +127,12 @@ class QueueingModel:
     def latency(self, X: np.ndarray, rate: float) -> float:
         """D_msa under ``rate`` requests per second (inf when a node or queue saturates)."""
         return float(self.model.terms(X, E=self.sojourn_ms(X, rate))["D_msa"][0])
+
+    def closed_latency(self, X: np.ndarray, users: int) -> float:
+        """D_msa with ``users`` closed-loop users, each sending its next request when the last one
+        returns (node-ps nodes, mean value analysis; 1 user: REACH's load-free model)."""
+        return float(self.model.terms(X, E=loaded_execution(self.model, X, users, closed=True,
+                                                            capacity=self.capacity))["D_msa"][0])
 
     def saturation_rate(self, X: np.ndarray) -> float:
         """The request rate at which the busiest node (node-ps) or queue (erlang-c) saturates."""

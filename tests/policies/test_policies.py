@@ -115,6 +115,31 @@ def test_a_model_from_another_env_version_is_refused(tmp_path, dyn):
         build("reach", model=str(tmp_path / "old.pt"))
 
 
+def test_a_model_trained_under_load_sees_the_views_rate(tmp_path):
+    """A model trained with --load keeps its load range in its metadata; acting, it sees the view's
+    rate (0 when unknown) and the queueing model's latency at that rate, as in training."""
+    from dataclasses import replace
+
+    from harness.sim.queueing import QueueingModel
+
+    loaded = Dynamics(default_model(None, None), EnvConfig(load=(0.0, 8.0)))
+    args = ReachArgs(total_steps=1024, num_envs=16, num_steps=64)
+    agent, curve = Reach.train(loaded, args)
+    save_model(agent, Reach.metadata(loaded, args, "chain", "p", "t", curve), tmp_path / "loaded.pt")
+    policy = build("reach", model=str(tmp_path / "loaded.pt"))
+    world = SimWorld(loaded, scenario(loaded, 12, 0))
+    world.place(build("default"), slots_for(loaded, 12))
+    view = world.view()
+    policy.check(view)  # its observation has the rate feature: the sizes agree
+    for rate in (None, 2.0, 4.0):
+        dyn, st, _ = policy.state(replace(view, rate=rate))
+        obs = dyn.observe(st)[0]
+        assert obs[-1] == pytest.approx((rate or 0.0) / 8.0)
+        want = QueueingModel(loaded.model).latency(view.counts(), rate) if rate else view.latency_ms()
+        assert obs[-2] == pytest.approx(want / 1000, rel=1e-6)
+        assert isinstance(policy.plan(replace(view, rate=rate)), list)
+
+
 def test_rsdql_learns_saves_and_reloads_identically(tmp_path, dyn):
     from harness.policies.rsdql import Rsdql, RsdqlArgs
 

@@ -12,9 +12,10 @@ from harness.results.summary import read_requests, summarize
 
 
 def make_run(path: Path, policy: str, repeat: int, mean_ms: float, seconds: float = 150, seed: int = 0,
-             uncalibrated: float | None = None) -> Path:
+             uncalibrated: float | None = None, closed: float | None = None) -> Path:
     """A run directory of synthetic requests around ``mean_ms``, its placements predicted 10-15 % low;
-    ``uncalibrated``: the runs' profile is calibrated, the model as published predicted this share of the mean."""
+    ``uncalibrated``: the runs' profile is calibrated, the model as published predicted this share of the mean;
+    ``closed``: several closed-loop users, the queueing model's closed form predicted this share."""
     rng = np.random.default_rng(seed)
     out = RunDir(path)
     t0 = 1_800_000_000.0 + 1000 * seed
@@ -34,8 +35,11 @@ def make_run(path: Path, policy: str, repeat: int, mean_ms: float, seconds: floa
         for k, (at, pred) in enumerate([(t0 - 3, mean_ms * 0.9), (t0 + seconds / 2 + 5, mean_ms * 0.85)]):
             rec = {"t": at, "t_run": at - t0, "reason": "deploy" if k == 0 else "move", "predicted_ms": pred,
                    "placement": {"a": ["n1"]}}
+            rec["predicted"] = {"latency_ms": pred}
             if uncalibrated is not None:
-                rec["predicted"] = {"latency_ms": pred, "uncalibrated_ms": mean_ms * uncalibrated}
+                rec["predicted"]["uncalibrated_ms"] = mean_ms * uncalibrated
+            if closed is not None:
+                rec["predicted"].update(users=6, closed_ms=mean_ms * closed)
             f.write(json.dumps(rec) + "\n")
     s = summarize(read_requests(out.requests_file), t0, t0 + seconds, 5, 250)
     s.update({"policy": policy, "repeat": repeat, "scenario": "synthetic", "partial": False, "duration_s": seconds,

@@ -63,6 +63,17 @@ def test_every_number_in_the_html_equals_the_run_summaries(tmp_path):
     overall = re.search(r"Overall: mean absolute error ([\d.]+) %.*?\(([\d.]+) % and", text).groups()
     assert overall == (f"{err.mean():.1f}", f"{(err * n).sum() / n.sum():.1f}")  # plain, and per request
     assert "Before calibration" not in text and "uncalibrated_ms" not in sim  # REACH's own model: nothing to compare
+    assert "closed form" not in text and "closed_ms" not in sim  # one user: nothing to queue
+
+
+def test_runs_with_several_users_show_the_closed_forms_error(tmp_path):
+    d = tmp_path / "session"
+    make_run(d / "reach-r1", "reach", 1, 300.0, seconds=60, seed=4, closed=1.02)
+    page = build(find([d]), tmp_path / "report", baseline="reach")
+    sim = pd.read_csv(tmp_path / "report" / "sim_vs_real.csv")
+    shown = re.search(r"closed form .*?mean absolute error ([\d.]+) %, against ([\d.]+) %", page.read_text()).groups()
+    assert shown == (f"{sim.closed_error_pct.abs().mean():.1f}", f"{sim.error_pct.abs().mean():.1f}")
+    assert float(shown[0]) < float(shown[1])  # 2 % off against 10-15 %
 
 
 def test_a_calibrated_run_shows_the_error_before_calibration_beside_it(tmp_path):

@@ -202,3 +202,61 @@ def test_the_autoscaler_rescales_one_service_per_event_and_its_new_pods_go_where
                 assert np.array_equal(gone, slots[held_before][-len(gone):])  # the highest (newest) pods
             assert np.isfinite(env.st.latency[0]) and env.st.latency[0] == pytest.approx(d.latency(env.st)[0])
     assert ups > 5 and downs > 5
+
+
+def test_under_load_the_latency_is_the_queueing_models_and_the_rate_is_observed():
+    """With a load range, each episode's rate is drawn in it, the latency (and so the reward) is
+    node-ps queueing's at that rate — below the knee exactly sim.queueing's — and the observation's
+    last feature is the rate's share of the range's top. Without load nothing of it appears."""
+    from harness.sim.queueing import QueueingModel
+
+    plain = CEEnvBatch(CEEnv().dyn, 4, seed=1)
+    loaded_env = CEEnv(config=EnvConfig(load=(1.0, 12.0)))
+    dyn = loaded_env.dyn
+    assert dyn.obs_dim == plain.dyn.obs_dim + 1
+    envs = CEEnvBatch(dyn, 64, seed=1)
+    st = envs.st
+    assert ((st.load >= 1.0) & (st.load <= 12.0)).all() and np.ptp(st.load) > 5
+    assert not plain.st.load.any()
+    queue = QueueingModel(dyn.model, "node-ps")
+    X = dyn.counts(st.node)
+    rho = np.array([queue.node_load(X[b], st.load[b]).max() for b in range(64)])
+    below = rho < dyn.cfg.load_knee
+    assert 5 < below.sum() < 64  # both sides of the knee are exercised
+    for b in np.flatnonzero(below):
+        assert st.latency[b] == pytest.approx(queue.latency(X[b], st.load[b]), rel=1e-9)
+    free = dyn.model.latency(X)
+    assert (st.latency > free).all()  # waiting only adds
+    over = np.flatnonzero(~below)
+    assert np.isfinite(st.latency[over]).all() and (st.latency[over] > free[over] * 5).all()
+    obs, _ = envs.observe()
+    assert np.allclose(obs[:, -1], st.load / 12.0)
+    assert np.allclose(obs[:, -2], st.latency / 1000)
+
+
+def test_under_closed_loop_users_the_latency_is_mean_value_analysis():
+    """load_kind closed: whole users drawn in the range, the latency sim.queueing's closed form —
+    with one user REACH's load-free model exactly, with more never less."""
+    from harness.sim.queueing import QueueingModel
+
+    dyn = CEEnv(config=EnvConfig(load=(1.0, 6.0), load_kind="closed")).dyn
+    envs = CEEnvBatch(dyn, 64, seed=2)
+    st = envs.st
+    assert set(np.unique(st.load)) == {1.0, 2.0, 3.0, 4.0, 5.0, 6.0}
+    X = dyn.counts(st.node)
+    queue = QueueingModel(dyn.model, "node-ps")
+    free = dyn.model.latency(X)
+    for b in range(64):
+        assert st.latency[b] == pytest.approx(queue.closed_latency(X[b], int(st.load[b])), rel=1e-9)
+        if st.load[b] == 1:
+            assert st.latency[b] == pytest.approx(free[b], rel=1e-12)
+        else:
+            assert st.latency[b] > free[b]
+
+
+def test_a_load_range_must_be_ordered_and_the_knee_below_one():
+    for bad in ({"load": (3.0, 1.0)}, {"load": (-1.0, 1.0)}, {"load_knee": 1.0}, {"load_kind": "both"},
+                {"load": (0.0, 3.0), "load_kind": "closed"}):
+        with pytest.raises(ValueError):
+            EnvConfig(**bad).validate()
+    EnvConfig(load=(0.0, 12.0)).validate()

@@ -97,3 +97,45 @@ def test_parallel_callees_on_one_node_load_it_for_the_longest_not_the_sum():
     seq = LatencyModel(app({"a": [g("b", "c")]}), EXEC, TOPO)  # one group: one after the other
     X[2, 3], X[2, 2] = 0, 1
     assert QueueingModel(seq, "node-ps").node_load(X, 10.0)[2] == pytest.approx(0.7)
+
+
+def test_the_ps_stretch_past_the_knee_is_its_tangent_line():
+    from harness.sim.latency_kernel import ps_stretch
+
+    assert ps_stretch(0.5, 0.9) == pytest.approx(2.0) and ps_stretch(0.5, 1.0) == pytest.approx(2.0)
+    assert ps_stretch(1.0, 1.0) == np.inf and ps_stretch(1.5, 1.0) == np.inf  # the prediction: saturated
+    at = ps_stretch(0.9 - 1e-9, 0.9)
+    assert ps_stretch(0.9, 0.9) == pytest.approx(at, rel=1e-6)  # continuous at the knee
+    slope = (ps_stretch(1.2, 0.9) - ps_stretch(1.0, 0.9)) / 0.2
+    assert slope == pytest.approx(100.0)  # d/dρ 1/(1-ρ) = 1/(1-ρ)² = 100 at 0.9
+    assert ps_stretch(2.0, 0.9) > ps_stretch(1.5, 0.9) > ps_stretch(0.95, 0.9) > 10
+
+
+@pytest.mark.parametrize("users", [1, 2, 5, 12])
+def test_mean_value_analysis_equals_the_machine_repairman_on_one_node(users):
+    """One processor-sharing node (work D per request) and a delay Z off it, N closed-loop users:
+    the exact response time from the birth-death chain (p_k ∝ N!/(N-k)! (D/Z)^k, X = (1 - p_0)/D,
+    R = N/X - Z) — insensitive to the distributions, so MVA must equal it."""
+    from math import factorial
+
+    from harness.sim.latency_kernel import mva_stretch
+
+    D, Z = 80.0, 120.0
+    weights = [factorial(users) / factorial(users - k) * (D / Z) ** k for k in range(users + 1)]
+    p0 = weights[0] / sum(weights)
+    R = users / ((1 - p0) / D) - Z
+    out = np.empty(1)
+    mva_stretch(np.array([D]), Z, users, out)
+    assert out[0] * D == pytest.approx(R, rel=1e-9)
+
+
+def test_closed_users_saturate_the_busiest_node():
+    """Many users: throughput tends to 1 / (the busiest node's work), so the latency grows by
+    about that work per added user; one user is the load-free model."""
+    m = LatencyModel(app({"a": [g("b")], "b": [g("c")], "c": [g("d")]}), EXEC, TOPO)
+    X = np.array([[1, 0, 0, 0], [0, 0, 1, 0], [1, 0, 0, 0], [0, 0, 0, 1]], float)
+    q = QueueingModel(m, "node-ps")
+    assert q.closed_latency(X, 1) == pytest.approx(m.latency(X)[0])
+    busiest = q.node_load(X, 1.0).max() * 1000  # ms of work per request on the busiest node
+    step = q.closed_latency(X, 41) - q.closed_latency(X, 40)
+    assert step == pytest.approx(busiest, rel=0.02)
