@@ -3,7 +3,7 @@ VENV   ?= .venv
 PYTHON ?= python3
 HARNESS = $(VENV)/bin/harness
 
-.PHONY: setup demo test bench clean models rsdql-models calibrated-model
+.PHONY: setup demo test bench clean models rsdql-models calibrated-model loaded-model
 
 setup: $(VENV)/.installed
 
@@ -60,6 +60,14 @@ calibrated-model: setup
 	$(HARNESS) calibrate workloads/chain.json
 	$(HARNESS) train --policy reach --recipe fast --seed 2 --out models/calibrated --force \
 	  --app workloads/chain.json --profile profiles/chain.reach-local.calibrated.json --name reach-chain
+
+# REACH trained under load for traffic-surge (1-6 closed-loop users; models/loaded/reach-chain.pt;
+# about 4 minutes here), then compared in simulation with the committed model and the default
+# scheduler under 1, 3 and 6 users. Live: harness run traffic-surge --model-dir models/loaded
+loaded-model: setup
+	$(HARNESS) train --policy reach --recipe under-load --seed 2 --out models/loaded --force \
+	  --app workloads/chain.json --profile profiles/chain.reach-local.json --name reach-chain
+	-$(VENV)/bin/python benchmarks/reach_under_load.py --loaded models/loaded/reach-chain.pt
 
 # The whole test suite, slow and root tests included (see README).
 test: setup

@@ -164,6 +164,10 @@ class Reach(CEEnvPolicy):
         # steps; for the 24x fewer gradient steps a learning rate of 1e-3 (Table V: 3e-4) and half
         # the episodes at the largest deployment (chosen on Chain, scenarios 100-109)
         "fast": FAST,
+        # traffic-surge's world (issue 20): the fast recipe under 1-6 closed-loop users (the latency
+        # the queueing model's closed form) for 3x the steps (about 4 minutes here):
+        # models/loaded/reach-chain.pt, `make loaded-model`
+        "under-load": FAST + ["--total-steps", "6000000", "--load", "1", "6", "--load-kind", "closed"],
     }
 
     @classmethod

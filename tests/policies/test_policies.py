@@ -204,8 +204,10 @@ def test_a_recipe_sets_flags_the_user_may_override():
     assert args.total_steps == 2048 and env.large_share == 0.0 and args.ent_coef == 0.01  # the rest of the recipe stays
     fast, _ = training_config(Reach, [], "fast")
     assert fast.minibatch > args.minibatch  # its batch shapes differ from Table V's
+    loaded, env = training_config(Reach, [], "under-load")
+    assert env.load == (1.0, 6.0) and env.load_kind == "closed" and loaded.total_steps == 6_000_000
     assert training_config(Reach, [])[0] == ReachArgs()  # no recipe: Table V's defaults
-    with pytest.raises(UserError, match="no recipe 'quick'; it has: committed, fast"):
+    with pytest.raises(UserError, match="no recipe 'quick'; it has: committed, fast, under-load"):
         training_config(Reach, [], "quick")
 
 
