@@ -193,14 +193,13 @@ def sim_vs_real(run: Run, min_requests: int = 5) -> list[dict]:
                "to_s": round(stop - (t0 or start), 1), "reason": p.get("reason", ""), "requests": int(len(sel)),
                "predicted_ms": round(float(p["predicted_ms"]), 2), "measured_ms": round(measured, 2),
                "error_pct": round(100 * (float(p["predicted_ms"]) - measured) / measured, 2)}
-        uncalibrated = (p.get("predicted") or {}).get("uncalibrated_ms")
-        if uncalibrated is not None:  # a calibrated run: REACH's model as published, on the same interval
-            row["uncalibrated_ms"] = round(float(uncalibrated), 2)
-            row["uncalibrated_error_pct"] = round(100 * (uncalibrated - measured) / measured, 2)
-        closed = (p.get("predicted") or {}).get("closed_ms")
-        if closed is not None:  # several closed-loop users: the queueing model's closed form too
-            row["closed_ms"] = round(float(closed), 2)
-            row["closed_error_pct"] = round(100 * (closed - measured) / measured, 2)
+        # other models' predictions of the same interval, when the run recorded them: REACH's model
+        # as published beside a calibrated one, the closed form with several closed-loop users
+        for other in ("uncalibrated", "closed"):
+            value = (p.get("predicted") or {}).get(f"{other}_ms")
+            if value is not None:
+                row[f"{other}_ms"] = round(float(value), 2)
+                row[f"{other}_error_pct"] = round(100 * (value - measured) / measured, 2)
         queueing = ((p.get("predicted") or {}).get("queueing_ms") or {}).get(QUEUEING)
         if "queueing_ms" in (p.get("predicted") or {}):  # an open-loop rate was known: the queueing model's too
             row["queueing_ms"] = None if queueing is None else round(float(queueing), 2)

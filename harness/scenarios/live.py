@@ -544,20 +544,25 @@ class _Injection:
         self._run.undo.append(undo)
 
 
+def _load_now(sc: Scenario, t_run: float, modes: tuple[str, ...]) -> float | None:
+    """The scenario's loads summed at ``t_run`` (each its latest step's value) when every load is of
+    one of ``modes``; None otherwise."""
+    if any(load.mode not in modes for load in sc.loads()):
+        return None
+    return sum(next(s.value for s in reversed(load.steps) if s.at_s <= max(0.0, t_run)) for load in sc.loads())
+
+
 def open_rate(sc: Scenario, t_run: float) -> float | None:
     """Requests per second the scenario sends at ``t_run`` when every load is open or periodic
     (a known rate: the queueing model can predict); None for closed loops and traces."""
-    if any(load.mode not in ("open", "periodic") for load in sc.loads()):
-        return None
-    return sum(next(s.value for s in reversed(load.steps) if s.at_s <= max(0.0, t_run)) for load in sc.loads())
+    return _load_now(sc, t_run, ("open", "periodic"))
 
 
 def closed_users(sc: Scenario, t_run: float) -> int | None:
     """Closed-loop users the scenario runs at ``t_run`` when every load is a closed loop (what the
     queueing model's closed form takes); None otherwise."""
-    if any(load.mode != "closed" for load in sc.loads()):
-        return None
-    return int(sum(next(s.value for s in reversed(load.steps) if s.at_s <= max(0.0, t_run)) for load in sc.loads()))
+    users = _load_now(sc, t_run, ("closed",))
+    return None if users is None else int(users)
 
 
 def time_weighted_users(steps, warmup_s: float, span: float) -> float:
