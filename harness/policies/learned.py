@@ -73,9 +73,9 @@ class CEEnvPolicy(Policy):
         """(Dynamics, Batch, slot -> pod name) as the model was trained to see them: its slots, and
         under load (``harness train --load``) the view's rate or users."""
         env = self.meta.get("env_config") or {}
-        load = {"load": tuple(env["load"]), "load_kind": env.get("load_kind", "open"),
-                "load_knee": env.get("load_knee", 0.9)} if env.get("load") else None  # older models: no load
-        return to_ceenv(view, self.max_replicas, load)
+        # the load fields it was trained with (EnvConfig's defaults for any it lacks; older models: none)
+        load = {k: tuple(v) if k == "load" else v for k, v in env.items() if k.startswith("load")}
+        return to_ceenv(view, self.max_replicas, load or None)
 
     def check(self, view: ClusterView) -> None:
         """A model sees a fixed number of nodes and slots: refuse one trained for another cluster."""

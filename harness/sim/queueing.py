@@ -61,14 +61,14 @@ def erlang_c_wait(c: int, a: float) -> float:
 
 
 def loaded_execution(model: LatencyModel, X: np.ndarray, load: float, closed: bool = False, knee: float = 1.0,
-                     capacity: float = 1.0) -> np.ndarray:
+                     capacity: float = 1.0, v: np.ndarray | None = None) -> np.ndarray:
     """(S, N) execution times under ``load``: open-loop requests/s (node-ps; inf on a saturated node
     with ``knee`` 1), or with ``closed`` that many closed-loop users (mean value analysis; 1 user:
-    the load-free times). ``latency_kernel.loaded_times`` says how."""
+    the load-free times). ``latency_kernel.loaded_times`` says how. ``v``: ``visits(model)``, when known."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     out = np.empty_like(X)
     loaded_times(X, np.ascontiguousarray(model.E, dtype=np.float64), model.D, model.user_rtt, *model.graph,
-                 visits(model), float(load), closed, knee, capacity, out)
+                 visits(model) if v is None else v, float(load), closed, knee, capacity, out)
     return out
 
 
@@ -96,7 +96,7 @@ class QueueingModel:
         X = np.asarray(X, float)
         E, lam = self.model.E, self.arrivals(X, rate)
         if self.discipline == "node-ps":
-            return loaded_execution(self.model, X, rate, capacity=self.capacity)
+            return loaded_execution(self.model, X, rate, capacity=self.capacity, v=self.v)
         W = np.array(E, float)
         for s, n in zip(*np.nonzero(X)):
             c, mu = int(X[s, n]), 1000 / E[s, n]
@@ -131,8 +131,8 @@ class QueueingModel:
     def closed_latency(self, X: np.ndarray, users: int) -> float:
         """D_msa with ``users`` closed-loop users, each sending its next request when the last one
         returns (node-ps nodes, mean value analysis; 1 user: REACH's load-free model)."""
-        return float(self.model.terms(X, E=loaded_execution(self.model, X, users, closed=True,
-                                                            capacity=self.capacity))["D_msa"][0])
+        return float(self.model.terms(X, E=loaded_execution(self.model, X, users, closed=True, capacity=self.capacity,
+                                                            v=self.v))["D_msa"][0])
 
     def saturation_rate(self, X: np.ndarray) -> float:
         """The request rate at which the busiest node (node-ps) or queue (erlang-c) saturates."""
