@@ -13,7 +13,9 @@ app's median evaluation placement, after a sparse-load anchor that refreshes its
 (shares of the saturation rate the anchored model gives the busiest node); the measured mean
 against the load-free models and the queueing model (sim.queueing, both disciplines; node-ps also
 with a node capacity fitted on the other apps); the bar: node-ps within 15 % at both rates, and
-closer than the load-free anchored model at the higher one.
+closer than the load-free anchored model at the higher one. Beside each: the utilisation ρ the
+model gives its busiest node and the utilisation the cells' CPU counters measured there, which
+tells an error in the load (ρ off) from an error in the queueing discipline (ρ right, waiting off).
 
 Needs a provisioned testbed (`harness provision`); about 6 minutes per app at --seconds 20.
 
@@ -34,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.scenarios import calibration
+from harness.results.breakdown import node_busy
 from harness.results.collect import find
 from harness.sim.topology import model_for
 from harness.spec.app import load_app
@@ -193,6 +196,7 @@ def open_loop(args) -> int:
     with exclusive(args.state_dir):
         cluster = open_cluster(args.state_dir)
         state = cluster.state
+        cores = {n.name: n.cpus / cluster.cpu_scale(n.name) for n in state.nodes}  # CPU time a node really gets
         for name in apps:
             app_file, profile_file, app, profile = shipped(name, state.name)
             calibrated = load_profile(src / name / f"{name}.{state.name}.calibrated.json")
@@ -219,8 +223,15 @@ def open_loop(args) -> int:
                 runs = calibration.measure(cluster, state, args.state_dir, app, app_file, calibrated, profile_file,
                                            {f"open-{share:g}": placement}, args.seconds, where / name / f"{share:g}",
                                            load={"mode": "open", "steps": [{"at_s": 0, "value": rate}]})
+                rho = QueueingModel(now, "node-ps").node_load(X, rate)
+                busiest = now.topo.nodes[int(np.argmax(rho))]
+                run = find([where / name / f"{share:g}"]).runs[0]
+                # the utilisation the cells' CPU counters measured, from 15 s into the load on
+                busy = node_busy(run.metrics, (run.t0 or 0) + 15, np.inf, cores) or {}
                 r = {"app": name, "nodes": pick["nodes"], "share": share, "rate_per_s": rate,
                      "requests": runs[0].get("requests"), "measured_ms": round(float(runs[0]["mean_ms"]), 2),
+                     "busiest": busiest, "rho_model": round(float(rho.max()), 3),
+                     "rho_measured": round(busy[busiest], 3) if busiest in busy else None,
                      "model_ms": round(float(before.latency(X)[0]), 2),
                      "calibrated_ms": round(float(after.latency(X)[0]), 2),
                      "anchored_ms": round(float(now.latency(X)[0]), 2),

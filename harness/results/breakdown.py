@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from harness.results.collect import Run, held_intervals, ok_requests
-from harness.results.rundir import TIME_TOTALS
+from harness.results.rundir import TIME_TOTALS, TOTALS
 from harness.spec.app import App
 
 # the parts of the model, in the order a request meets them
@@ -33,10 +33,11 @@ def _totals_at(metrics: pd.DataFrame, t: float) -> pd.DataFrame:
     return metrics[metrics.t == t].drop_duplicates("pod").set_index("pod")
 
 
-def interval_totals(metrics: pd.DataFrame, start: float, stop: float) -> tuple[pd.DataFrame, float, float] | None:
+def interval_totals(metrics: pd.DataFrame, start: float, stop: float,
+                    columns: tuple[str, ...] = TIME_TOTALS) -> tuple[pd.DataFrame, float, float] | None:
     """What each pod served between the first pull at or after ``start`` and the last at or
-    before ``stop``: (per pod service, node and the totals' differences, from, to); None when
-    fewer than two pulls fall inside. A pod first seen after the first pull counts from zero."""
+    before ``stop``: (per pod service, node and the ``columns`` totals' differences, from, to); None
+    when fewer than two pulls fall inside. A pod first seen after the first pull counts from zero."""
     times = np.sort(metrics.t.unique())
     inside = times[(times >= start) & (times <= stop)]
     if len(inside) < 2:
@@ -46,14 +47,27 @@ def interval_totals(metrics: pd.DataFrame, start: float, stop: float) -> tuple[p
     seen_before = set(metrics[metrics.t <= a].pod)
     rows = []
     for pod, end in last.iterrows():
-        if any(math.isnan(float(end[k])) for k in TIME_TOTALS):
+        if any(math.isnan(float(end[k])) for k in columns):
             continue  # not scraped yet
         base = first.loc[pod] if pod in first.index else None
         if base is None and pod in seen_before:
             continue  # gone from the first pull but back later: not one pod's history
-        diff = {k: float(end[k]) - (0.0 if base is None or math.isnan(float(base[k])) else float(base[k])) for k in TIME_TOTALS}
+        diff = {k: float(end[k]) - (0.0 if base is None or math.isnan(float(base[k])) else float(base[k])) for k in columns}
         rows.append({"pod": pod, "service": end.service, "node": end.node, **diff})
-    return pd.DataFrame(rows, columns=["pod", "service", "node", *TIME_TOTALS]), a, b
+    return pd.DataFrame(rows, columns=["pod", "service", "node", *columns]), a, b
+
+
+def node_busy(metrics: pd.DataFrame, start: float, stop: float, cores: dict[str, float]) -> dict[str, float] | None:
+    """Per node, the share of its CPU its pods kept busy between ``start`` and ``stop`` (the cells'
+    process CPU time over the interval, over the node's ``cores``): the utilisation ρ a queueing
+    model predicts, measured. It counts all of a cell's work, its HTTP serving too, not only
+    the jobs the model's execution times time. None when fewer than two pulls fall inside."""
+    got = interval_totals(metrics, start, stop, TOTALS)
+    if got is None:
+        return None
+    pods, a, b = got
+    per = pods.groupby("node").cpu_s.sum()
+    return {n: float(per.get(n, 0.0)) / (b - a) / c for n, c in cores.items()}
 
 
 def _callers(app: App) -> dict[str, set[str]]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.results.breakdown import breakdown, interval_totals, per_run
+from harness.results.breakdown import breakdown, interval_totals, node_busy, per_run
 from harness.results.collect import find
 from harness.results.rundir import RunDir
 from harness.sim.latency import LatencyModel, Topology
@@ -77,6 +77,18 @@ def test_a_pod_first_seen_later_counts_from_zero_and_one_pull_is_not_enough(tmp_
     assert (a, b) == (T0 + 1, T0 + 6)
     assert got.loc["a-1", "requests"] == 4 and got.loc["b-1", "requests"] == 4 and got.loc["b-1", "internal_ms"] == 80
     assert interval_totals(run.metrics, T0 + 2, T0 + 100) is None
+
+
+def test_node_busy_is_the_pods_cpu_over_the_interval_and_the_nodes_cores(tmp_path):
+    # two pods on n1 and one on n2; CPU seconds are running totals like the cells' counters
+    pulls = [(T0 + 10, [("a-1", "a", "n1", 1, 1, 0, 1, 2.0), ("a-2", "a", "n1", 1, 1, 0, 1, 1.0),
+                        ("b-1", "b", "n2", 1, 1, 0, 1, 0.5)]),
+             (T0 + 30, [("a-1", "a", "n1", 9, 9, 0, 9, 6.0), ("a-2", "a", "n1", 9, 9, 0, 9, 3.0),
+                        ("b-1", "b", "n2", 9, 9, 0, 9, 1.5)])]
+    run = find([write_run(tmp_path / "r", pulls, [(T0 + 12, 40.0)] * 6)]).runs[0]
+    busy = node_busy(run.metrics, T0, T0 + 100, {"n1": 0.5, "n2": 0.25, "n3": 1.0})
+    assert busy["n1"] == (4.0 + 2.0) / 20 / 0.5 and busy["n2"] == 1.0 / 20 / 0.25 and busy["n3"] == 0.0
+    assert node_busy(run.metrics, T0 + 11, T0 + 100, {"n1": 0.5}) is None
 
 
 def test_runs_without_totals_have_no_breakdown(tmp_path):
