@@ -67,6 +67,12 @@ class LocalOptions(BaseModel):
     # out quota in per-CPU slices), so the fastest node would be slower and noisier than the ratio says.
     fastest_node_cpus: float = Field(0.9, gt=0, le=64, description="CPU share (in cores) of the fastest node type; others scale by speed")
     cpu_period_us: int = Field(10000, ge=1000, le=1000000, description="CFS bandwidth period; short periods throttle smoothly")
+    # The kernel hands a cgroup's quota to each CPU in slices (kernel.sched_cfs_bandwidth_slice_us,
+    # 5 ms by default): at or above an edge node's whole quota per 10 ms period, one CPU takes it
+    # all and the node's threads on the other CPU are throttled while quota sits unused. A busy
+    # node then waits up to twice what its utilisation says (README, "Load").
+    bandwidth_slice_us: int | None = Field(1000, ge=100, le=1000000, description="the kernel's CFS bandwidth slice "
+                                           "while the testbed is up (host-wide, restored at teardown); null: leave the host's")
     prometheus_port: int = Field(19090, ge=1024, le=65535, description="Prometheus listens on 127.0.0.1:<port>")
 
     @field_validator("prefix")

@@ -12,6 +12,7 @@ import time
 import pytest
 import yaml
 
+from harness.testbed.local import cgroups
 from harness.testbed.local.teardown import find, teardown
 from tests.conftest import REPO, small_inventory, unique_prefix
 from tests.testbed.data.fails_halfway import sleep_seconds
@@ -94,10 +95,13 @@ def test_teardown_after_normal_provisioning_via_cli(as_root, tmp_path):
     inv_file.write_text(yaml.safe_dump(inv.model_dump(mode="json")))
     state_dir = tmp_path / ".harness"
     secret = "s3cr3t-" + os.urandom(4).hex()  # a credential in the environment of whoever provisions
+    host_slice = cgroups.SLICE.read_text().strip()
+    cgroups.SLICE.write_text("4000")  # a host value unlike the testbed's, to see it put back
     try:
         r = harness("provision", "-i", str(inv_file), "--no-measure", state_dir=state_dir,
                     env={**os.environ, "HARNESS_TEST_TOKEN": secret})
         assert r.returncode == 0, r.stderr
+        assert int(cgroups.SLICE.read_text()) == inv.local.bandwidth_slice_us != 4000
         assert "provisioned" in r.stderr and "cloud-a-1" in r.stdout
         # finding 7: ansible-runner wrote the whole environment into its artifacts and kept it
         kept = [p for p in (state_dir / "ansible").rglob("*") if p.is_file()]
@@ -105,7 +109,10 @@ def test_teardown_after_normal_provisioning_via_cli(as_root, tmp_path):
         assert not [p for p in kept if "HARNESS_TEST_TOKEN" in p.read_text(errors="replace")]
     finally:
         r = harness("teardown", state_dir=state_dir)
+        slice_after = cgroups.SLICE.read_text().strip()
+        cgroups.SLICE.write_text(host_slice)
     assert r.returncode == 0, r.stderr
+    assert slice_after == "4000"  # the host's kernel setting is back
     assert_nothing_left(inv.local.prefix, state_dir)
     assert not (state_dir / "ansible").exists()  # nothing of ansible-runner's is kept after teardown
 

@@ -14,6 +14,8 @@ from pathlib import Path
 from harness.errors import TestbedError
 
 ROOT = Path("/sys/fs/cgroup")
+SLICE = Path("/proc/sys/kernel/sched_cfs_bandwidth_slice_us")
+SLICE_SAVED = "cfs_bandwidth_slice_us.previous"  # in the testbed's run directory, for teardown
 
 
 def is_v2() -> bool:
@@ -153,3 +155,28 @@ def remove_tree(rel: str) -> bool:
             except OSError as exc:
                 raise TestbedError(f"cannot remove cgroup {c}: {exc.strerror}") from None
     return removed
+
+
+def set_bandwidth_slice(us: int, run_dir: Path) -> bool:
+    """Set the kernel's CFS bandwidth slice (host-wide: the runtime a CPU takes from a cgroup's
+    quota at a time), keeping the host's own value in ``run_dir`` the first time, for
+    ``restore_bandwidth_slice``. Returns whether anything changed."""
+    if not SLICE.exists():
+        raise TestbedError(f"{SLICE} is missing: this kernel has no CFS bandwidth control; set "
+                           "local.bandwidth_slice_us to null in the inventory")
+    saved = run_dir / SLICE_SAVED
+    current = SLICE.read_text().strip()
+    if not saved.exists():
+        run_dir.mkdir(parents=True, exist_ok=True)
+        saved.write_text(current)
+    return _write(SLICE, str(us))
+
+
+def restore_bandwidth_slice(run_dir: Path) -> bool:
+    """Put back the slice ``set_bandwidth_slice`` found (nothing when it never ran)."""
+    saved = run_dir / SLICE_SAVED
+    if not saved.exists():
+        return False
+    _write(SLICE, saved.read_text().strip())
+    saved.unlink()
+    return True

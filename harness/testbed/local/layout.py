@@ -51,6 +51,7 @@ class Layout:
     root_address: str
     cgroup: str  # relative path under each controller, e.g. harness-hx
     nodes: tuple[NodeLayout, ...]
+    bandwidth_slice_us: int | None = None  # the kernel's CFS bandwidth slice while up (None: the host's)
 
     def node(self, name: str) -> NodeLayout:
         for n in self.nodes:
@@ -117,4 +118,5 @@ def layout_for(inv: "Inventory") -> Layout:
                 gpus=nt.gpus,
             )
         )
-    return Layout(prefix=opts.prefix, subnet=opts.subnet, nodes=tuple(nodes), **names)
+    return Layout(prefix=opts.prefix, subnet=opts.subnet, nodes=tuple(nodes), bandwidth_slice_us=opts.bandwidth_slice_us,
+                  **names)

@@ -22,9 +22,10 @@ class Leftovers:
     links: list[str] = field(default_factory=list)
     cgroups: list[str] = field(default_factory=list)
     daemons: list[str] = field(default_factory=list)
+    sysctls: list[str] = field(default_factory=list)  # host settings changed and not yet put back
 
     def empty(self) -> bool:
-        return not (self.namespaces or self.links or self.cgroups or self.daemons)
+        return not (self.namespaces or self.links or self.cgroups or self.daemons or self.sysctls)
 
     def describe(self) -> str:
         parts = [f"{k}: {', '.join(v)}" for k, v in vars(self).items() if v]
@@ -44,6 +45,7 @@ def find(prefix: str, state_dir: Path) -> Leftovers:
     rd = run_dir(state_dir)
     if rd.exists():
         left.daemons = [p.stem for p in rd.glob("*.pid") if daemons.read_pid(p) is not None]
+        left.sysctls = ["kernel.sched_cfs_bandwidth_slice_us"] if (rd / cgroups.SLICE_SAVED).exists() else []
     return left
 
 
@@ -76,6 +78,7 @@ def teardown(prefix: str, state_dir: Path) -> Leftovers:
     if link_exists(names["root_veth"]):  # normally gone with the hub namespace
         run(["ip", "link", "del", names["root_veth"]], check=False)
     cgroups.remove_tree(names["cgroup"])
+    cgroups.restore_bandwidth_slice(rd)
     for f in ("testbed.yaml", "testbed.tmp", "deployment.json"):
         (state_dir / f).unlink(missing_ok=True)
     if rd.exists():
