@@ -207,7 +207,9 @@ def test_a_recipe_sets_flags_the_user_may_override():
     loaded, env = training_config(Reach, [], "under-load")
     assert env.load == (1.0, 6.0) and env.load_kind == "closed" and loaded.total_steps == 6_000_000
     assert training_config(Reach, [])[0] == ReachArgs()  # no recipe: Table V's defaults
-    with pytest.raises(UserError, match="no recipe 'quick'; it has: committed, fast, under-load"):
+    quick, _ = training_config(Reach, [], "four-minute")
+    assert (quick.total_steps, quick.minibatch, quick.learning_rate) == (3_000_000, 512, fast.learning_rate)
+    with pytest.raises(UserError, match="no recipe 'quick'; it has: committed, fast, four-minute, under-load"):
         training_config(Reach, [], "quick")
 
 
