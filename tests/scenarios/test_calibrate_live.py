@@ -57,7 +57,9 @@ def test_calibrate_then_an_open_loop_run_on_the_calibrated_profile(testbed, tmp_
     sc = tmp_path / "open.yaml"
     # the report compares intervals of at least 5 requests: ~20 expected after the step (at 2 rps over
     # 5 s a Poisson count fell below 5 now and then, and the report had no interval to show)
-    sc.write_text(yaml.safe_dump({"name": "open", "description": "d", "duration_s": 12, "app": "chain", "replicas": 1,
+    # 17 s: the interval after the step holds two metric pulls (every 5 s) wherever they fall; with
+    # 12 s it sometimes held one, and the report had no breakdown to write (CI, 2026-11-24)
+    sc.write_text(yaml.safe_dump({"name": "open", "description": "d", "duration_s": 17, "app": "chain", "replicas": 1,
                                   "warmup_s": 2, "load": {"mode": "open", "steps": [{"at_s": 0, "value": 1},
                                                                                     {"at_s": 5, "value": 3}]}}))
     r = harness(testbed.state_dir, "run", str(sc), "--policy", "default", "--profile",
