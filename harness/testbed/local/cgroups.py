@@ -14,7 +14,8 @@ from pathlib import Path
 from harness.errors import TestbedError
 
 ROOT = Path("/sys/fs/cgroup")
-SLICE = Path("/proc/sys/kernel/sched_cfs_bandwidth_slice_us")
+SLICE_SYSCTL = "kernel.sched_cfs_bandwidth_slice_us"
+SLICE = Path("/proc/sys", *SLICE_SYSCTL.split("."))
 SLICE_SAVED = "cfs_bandwidth_slice_us.previous"  # in the testbed's run directory, for teardown
 
 
@@ -165,10 +166,9 @@ def set_bandwidth_slice(us: int, run_dir: Path) -> bool:
         raise TestbedError(f"{SLICE} is missing: this kernel has no CFS bandwidth control; set "
                            "local.bandwidth_slice_us to null in the inventory")
     saved = run_dir / SLICE_SAVED
-    current = SLICE.read_text().strip()
     if not saved.exists():
         run_dir.mkdir(parents=True, exist_ok=True)
-        saved.write_text(current)
+        saved.write_text(SLICE.read_text().strip())
     return _write(SLICE, str(us))
 
 

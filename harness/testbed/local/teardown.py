@@ -45,7 +45,7 @@ def find(prefix: str, state_dir: Path) -> Leftovers:
     rd = run_dir(state_dir)
     if rd.exists():
         left.daemons = [p.stem for p in rd.glob("*.pid") if daemons.read_pid(p) is not None]
-        left.sysctls = ["kernel.sched_cfs_bandwidth_slice_us"] if (rd / cgroups.SLICE_SAVED).exists() else []
+        left.sysctls = [cgroups.SLICE_SYSCTL] if (rd / cgroups.SLICE_SAVED).exists() else []
     return left
 
 
