@@ -13,7 +13,11 @@ app's median evaluation placement, after a sparse-load anchor that refreshes its
 (shares of the saturation rate the anchored model gives the busiest node); the measured mean
 against the load-free models and the queueing model (sim.queueing, both disciplines; node-ps also
 with a node capacity fitted on the other apps); the bar: node-ps within 15 % at both rates, and
-closer than the load-free anchored model at the higher one. Beside each: the utilisation ρ the
+closer than the load-free anchored model at the higher one. Near saturation a run's mean latency
+is itself uncertain (requests queue together: 30 s stretches of one run differ 2-5×), so each
+measured mean carries its 95 % interval from batch means, and a bar is judged as an equivalence
+test (results.stats.within_bar): PASS when it holds for every mean in the interval, FAIL when for
+none, UNDECIDED when the run is too short to tell — with how much longer it would need to be. Beside each: the utilisation ρ the
 model gives its busiest node and the utilisation the cells' CPU counters measured there, which
 tells an error in the load (ρ off) from an error in the queueing discipline (ρ right, waiting off).
 
@@ -38,6 +42,7 @@ import numpy as np
 from harness.scenarios import calibration
 from harness.results.breakdown import node_busy
 from harness.results.collect import find
+from harness.results.stats import within_bar
 from harness.sim.topology import model_for
 from harness.spec.app import load_app
 from harness.spec.profile import load_profile
@@ -162,16 +167,17 @@ def main() -> int:
     return finish(rows, verdicts, where / "fidelity.csv")
 
 
-def finish(rows: list[dict], verdicts: list[tuple[str, bool]], path: Path) -> int:
-    """Write the rows as CSV, print each verdict; 1 when any failed."""
+def finish(rows: list[dict], verdicts: list[tuple[str, bool | None]], path: Path) -> int:
+    """Write the rows as CSV, print each verdict (None: UNDECIDED, the measurement is too noisy to
+    tell); 1 unless every one passed."""
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
     for text, ok in verdicts:
-        print(f"{'PASS' if ok else 'FAIL'} {text}")
+        print(f"{'UNDECIDED' if ok is None else 'PASS' if ok else 'FAIL'} {text}")
     print(f"wrote {path}")
-    return 0 if all(ok for _, ok in verdicts) else 1
+    return 0 if all(ok is True for _, ok in verdicts) else 1
 
 
 def open_loop(args) -> int:
@@ -230,6 +236,7 @@ def open_loop(args) -> int:
                 busy = node_busy(run.metrics, (run.t0 or 0) + 15, np.inf, cores) or {}
                 r = {"app": name, "nodes": pick["nodes"], "share": share, "rate_per_s": rate,
                      "requests": runs[0].get("requests"), "measured_ms": round(float(runs[0]["mean_ms"]), 2),
+                     "measured_ci_ms": runs[0].get("mean_ci95_ms"),
                      "busiest": busiest, "rho_model": round(float(rho.max()), 3),
                      "rho_measured": round(busy[busiest], 3) if busiest in busy else None,
                      "model_ms": round(float(before.latency(X)[0]), 2),
@@ -251,15 +258,37 @@ def open_loop(args) -> int:
             r["node-ps_fitted_ms"] = round(QueueingModel(r["_model"], "node-ps", cap).latency(r["_X"], r["rate_per_s"]), 2)
             out.append({k: v for k, v in r.items() if not k.startswith("_")})
             err = abs(r["node-ps_fitted_ms"] - r["measured_ms"]) / r["measured_ms"]
+            half = r["measured_ci_ms"]
             verdicts.append((f"{name} at {r['share']:g} of saturation: node-ps (capacity {cap:.2f}, fitted on the "
-                             f"other apps) {r['node-ps_fitted_ms']:.1f} vs measured {r['measured_ms']:.1f}, within "
-                             f"15 % ({100 * err:.1f} %)", err <= 0.15))
+                             f"other apps) {r['node-ps_fitted_ms']:.1f} vs measured {r['measured_ms']:.1f}"
+                             f"{noise(r['measured_ms'], half)}, within 15 % ({100 * err:.1f} %)",
+                             within_bar(r["node-ps_fitted_ms"], r["measured_ms"], half, 0.15)))
         hi = out[-1]
-        closer = abs(hi["node-ps_fitted_ms"] - hi["measured_ms"]) < abs(hi["anchored_ms"] - hi["measured_ms"])
         verdicts.append((f"{name} at {hi['share']:g}: queueing closer than the load-free anchored model "
-                         f"({hi['node-ps_fitted_ms']:.1f} vs {hi['anchored_ms']:.1f}, measured {hi['measured_ms']:.1f})",
-                         closer))
+                         f"({hi['node-ps_fitted_ms']:.1f} vs {hi['anchored_ms']:.1f}, measured {hi['measured_ms']:.1f}"
+                         f"{noise(hi['measured_ms'], hi['measured_ci_ms'])})",
+                         closer(hi["node-ps_fitted_ms"], hi["anchored_ms"], hi["measured_ms"], hi["measured_ci_ms"])))
     return finish(out, verdicts, where / "fidelity_open.csv")
+
+
+def noise(measured: float, half: float | None) -> str:
+    """' ± h (x %; about N× the run length for ± 5 %)': the measured mean's 95 % interval, and how
+    much longer a run would need to be for an interval of ±5 % (the width falls as 1/√length)."""
+    if half is None:
+        return " (no interval: too short a run)"
+    rel = half / measured
+    longer = f"; about {(rel / 0.05) ** 2:.0f}× the run length for ±5 %" if rel > 0.05 else ""
+    return f" ± {half:.1f} ({100 * rel:.0f} %{longer})"
+
+
+def closer(queueing: float, load_free: float, measured: float, half: float | None) -> bool | None:
+    """Is the queueing prediction closer than the load-free one to the true mean, for every mean
+    in the measured interval (True), for none (False), or for some (None)? Being closer is a
+    half-line in the true mean, so the interval's two ends decide."""
+    if half is None:
+        return None
+    ends = [abs(queueing - m) < abs(load_free - m) for m in (measured - half, measured + half)]
+    return ends[0] if ends[0] == ends[1] else None
 
 
 def fit_capacity(runs: list[dict]) -> float:

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.results.collect import Run, find, mean_ci95, ok_mask
+from harness.results.collect import Run, find, ok_mask
+from harness.results.stats import mean_ci95
 
 PAPER_EDGE_RATIO = {"kubedsm": 0.80}  # Fig. 4, the m = 1.1..1.6 sweep; +13.4 % over the best baseline
 MODELLED_MS = {"cloud": 300.0, "edge": 50.0}  # the figure scripts' latency model (2025-01-03 .. 2026-02-07)

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.policies import build
-from harness.results.collect import mean_ci95
+from harness.results.stats import mean_ci95
 from harness.rescheduler.replay import (CYCLE_S, WORKLOADS, HpaBehaviour, m_sigma_schedule, replay, unlimited_cloud,
                                         with_system_reserved, workload_name)
 from harness.sim.topology import model_for

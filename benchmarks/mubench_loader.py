@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.results.collect import mean_ci95
+from harness.results.stats import mean_ci95
 from harness.spec.jobs import Loader
 from harness.workload.jobs import loader
 

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.results.collect import Run, find, mean_ci95, ok_requests
+from harness.results.collect import Run, find, ok_requests
+from harness.results.stats import mean_ci95
 from harness.spec.loader import load_model
 from harness.spec.scenario import Scenario
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from harness.policies import build
 from harness.rescheduler.evaluate import run_policy
-from harness.results.collect import mean_ci95
+from harness.results.stats import mean_ci95
 from harness.sim.ceenv import load_dynamics
 
 REPO = Path(__file__).resolve().parents[1]

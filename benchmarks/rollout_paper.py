@@ -28,7 +28,7 @@ import time
 import numpy as np
 
 from harness.policies import build
-from harness.results.collect import mean_ci95
+from harness.results.stats import mean_ci95
 from harness.sim.multiapp import InstanceConfig, generate
 from harness.solvers import multiapp_milp
 

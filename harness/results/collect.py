@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from harness.results.rundir import EVENTS, METRICS, PLACEMENTS, REQUESTS, SUMMARY, request_files
+from harness.results.stats import batch_means_ci95
 from harness.results.summary import ok_mask
 
 
@@ -184,14 +185,16 @@ QUEUEING = "node-ps"  # the queueing discipline sim-vs-real shows (sim.queueing)
 
 def sim_vs_real(run: Run, min_requests: int = 5) -> list[dict]:
     """Each placement held during the run: predicted latency next to the measured mean of the
-    requests sent while it held."""
+    requests sent while it held, with that mean's 95 % confidence half-width (batch means)."""
     rows = []
     t0 = run.t0
     for p, start, stop, sel, _ in held_intervals(run, min_requests):
         measured = float(sel.latency_ms.mean())
+        half = batch_means_ci95(sel.t_send, sel.latency_ms)
         row = {"run": run.label, "policy": run.policy, "from_s": round(start - (t0 or start), 1),
                "to_s": round(stop - (t0 or start), 1), "reason": p.get("reason", ""), "requests": int(len(sel)),
                "predicted_ms": round(float(p["predicted_ms"]), 2), "measured_ms": round(measured, 2),
+               "measured_ci_ms": None if half is None else round(half, 2),
                "error_pct": round(100 * (float(p["predicted_ms"]) - measured) / measured, 2)}
         # other models' predictions of the same interval, when the run recorded them: REACH's model
         # as published beside a calibrated one, the closed form with several closed-loop users
@@ -206,17 +209,3 @@ def sim_vs_real(run: Run, min_requests: int = 5) -> list[dict]:
             row["queueing_error_pct"] = None if queueing is None else round(100 * (queueing - measured) / measured, 2)
         rows.append(row)
     return rows
-
-
-# Student's t, two-sided 95 %, by degrees of freedom (beyond 30: the normal's 1.96)
-T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-       2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
-
-
-def mean_ci95(values: list[float]) -> tuple[float, float | None]:
-    """Mean and the half-width of its 95 % confidence interval (None for a single value)."""
-    v = np.asarray(values, float)
-    if len(v) < 2:
-        return float(v.mean()), None
-    t = T95[len(v) - 2] if len(v) - 2 < len(T95) else 1.96
-    return float(v.mean()), float(t * v.std(ddof=1) / np.sqrt(len(v)))

@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from harness.results.collect import Collected, Run, mean_ci95, ok_requests, sim_vs_real
+from harness.results.collect import Collected, Run, ok_requests, sim_vs_real
+from harness.results.stats import mean_ci95
 from harness.results.summary import fmt, ok_mask
 
 COLOURS = {"fault": "tab:red", "recovery": "tab:olive", "move": "tab:green", "scale": "tab:blue"}
@@ -212,6 +213,8 @@ def fidelity(runs: list[Run]) -> Section:
         return sec
     df = pd.DataFrame(rows)
     sec.text += " Model: " + "; ".join(sorted(kinds)) + "."
+    sec.text += (" measured_ci_ms is the half-width of the measured mean's 95 % confidence interval (batch means "
+                 "over time, as requests queued together are not independent): an error inside it is noise.")
     err, n = df.error_pct.to_numpy(), df.requests.to_numpy(float)
     # a placement held for seconds during a move counts as much as one held for minutes in the
     # plain mean; weighted by requests, the error is the one a request meets

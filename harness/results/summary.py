@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.results.stats import batch_means_ci95
+
 COLUMNS = ("policy", "repeat", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "under_threshold", "rps", "errors",
            "moves", "moved_share", "recovery_s", "edge_ratio", "cost", "rejection_rate")
 
@@ -49,12 +51,14 @@ def read_requests(path: Path):
 
 
 def summarize(requests, t_start: float, t_end: float, warmup_s: float, threshold_ms: float) -> dict:
-    """Latency over successful requests sent after the warm-up; errors and the share under the
-    threshold over all of them (a failed request is not under any threshold)."""
+    """Latency over successful requests sent after the warm-up (the mean with its 95 % confidence
+    half-width); errors and the share under the threshold over all of them (a failed request is
+    not under any threshold)."""
     df = requests[(requests.t_send >= t_start + warmup_s) & (requests.t_send <= t_end)]
     ok = df[ok_mask(df)]
     lat = ok.latency_ms.to_numpy(float)
     span = max(1e-9, t_end - (t_start + warmup_s))
+    ci = batch_means_ci95(ok.t_send, lat)
 
     def q(p):
         return round(float(np.percentile(lat, p)), 3) if len(lat) else None
@@ -62,6 +66,7 @@ def summarize(requests, t_start: float, t_end: float, warmup_s: float, threshold
     return {
         "requests": int(len(df)), "errors": int(len(df) - len(ok)),
         "mean_ms": round(float(lat.mean()), 3) if len(lat) else None,
+        "mean_ci95_ms": None if ci is None else round(ci, 3),  # batch means: queued requests are not independent
         "p50_ms": q(50), "p95_ms": q(95), "p99_ms": q(99), "max_ms": round(float(lat.max()), 3) if len(lat) else None,
         "under_threshold": round(float((lat < threshold_ms).sum() / len(df)), 4) if len(df) else None,
         "threshold_ms": threshold_ms, "rps": round(len(ok) / span, 3), "window_s": round(span, 3),

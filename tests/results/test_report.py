@@ -10,7 +10,8 @@ import sys
 
 import pandas as pd
 
-from harness.results.collect import find, mean_ci95
+from harness.results.collect import find
+from harness.results.stats import mean_ci95
 from harness.results.report import build, cell
 from tests.conftest import REPO
 from tests.results.synthetic import make_run
@@ -59,6 +60,7 @@ def test_every_number_in_the_html_equals_the_run_summaries(tmp_path):
         assert (tmp_path / "report" / png).stat().st_size > 5000
     sim = pd.read_csv(tmp_path / "report" / "sim_vs_real.csv")
     assert len(sim) == 30 and (sim.predicted_ms < sim.measured_ms).all()  # synthetic runs predict 10-15 % low
+    assert (sim.measured_ci_ms > 0).all() and (sim.measured_ci_ms < sim.measured_ms).all()  # batch means, per interval
     err, n = sim.error_pct.abs(), sim.requests
     overall = re.search(r"Overall: mean absolute error ([\d.]+) %.*?\(([\d.]+) % and", text).groups()
     assert overall == (f"{err.mean():.1f}", f"{(err * n).sum() / n.sum():.1f}")  # plain, and per request

@@ -1,0 +1,56 @@
+"""How sure a measured number is: the confidence interval of a mean over repeats, of a mean
+over a run of queued requests (batch means), and the equivalence test the fidelity bars use."""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Student's t, two-sided 95 %, by degrees of freedom (beyond 30: the normal's 1.96)
+T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+       2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+def mean_ci95(values: list[float]) -> tuple[float, float | None]:
+    """Mean and the half-width of its 95 % confidence interval (None for a single value)."""
+    v = np.asarray(values, float)
+    if len(v) < 2:
+        return float(v.mean()), None
+    t = T95[len(v) - 2] if len(v) - 2 < len(T95) else 1.96
+    return float(v.mean()), float(t * v.std(ddof=1) / np.sqrt(len(v)))
+
+
+def batch_means_ci95(times, values, batches: int = 10, min_batch_s: float = 5.0) -> float | None:
+    """The half-width of a 95 % confidence interval for the mean of a time series of correlated
+    values (latencies of requests sent at ``times``, s): the interval is cut into ``batches``
+    equal spans of at least ``min_batch_s`` (fewer when it is short; 10 is the low end of the
+    10-30 batches Schmeiser (1982) recommends for a run of fixed length), and the spread of the
+    batch means gives the width. Requests one after another wait in the same queue, so their
+    plain standard error is far too narrow under load; batch means are not. None with fewer than
+    two non-empty batches."""
+    t, v = np.asarray(times, float), np.asarray(values, float)
+    if len(t) < 2:
+        return None
+    span = float(t.max() - t.min())
+    k = min(batches, int(span // min_batch_s))
+    if k < 2:
+        return None
+    which = np.minimum(((t - t.min()) / span * k).astype(int), k - 1)
+    means = [v[which == b].mean() for b in range(k) if (which == b).any()]
+    return mean_ci95(means)[1] if len(means) >= 2 else None
+
+
+def within_bar(predicted: float, measured: float, half: float | None, bar: float) -> bool | None:
+    """Is ``predicted`` within ``bar`` (a share: 0.15) of the true mean, of which ``measured`` ±
+    ``half`` is a 95 % confidence interval? True when it is for every mean in the interval, False
+    when it is for none, None (undecided: the measurement is too noisy for the bar) otherwise —
+    an equivalence test, not a point comparison."""
+    if half is None:
+        return None
+    lo, hi = measured - half, measured + half
+    worst_low = (predicted - hi) / hi  # the relative error falls as the true mean rises
+    worst_high = (predicted - lo) / lo if lo > 0 else np.inf
+    if -bar <= worst_low and worst_high <= bar:
+        return True
+    if worst_low > bar or worst_high < -bar:
+        return False
+    return None
