@@ -26,6 +26,7 @@ Needs a provisioned testbed (`harness provision`); about 6 minutes per app at --
     .venv/bin/python benchmarks/fidelity.py [--apps chain,aggregator-sequential,aggregator-parallel]
         [--seconds 20] [--placements 6] [--seed 0] [--out results]
     .venv/bin/python benchmarks/fidelity.py --open results/<utc>-fidelity [--rates 0.25,0.7] [--seconds 90]
+    .venv/bin/python benchmarks/fidelity.py --reread results/<utc>-fidelity-open   # judge again, no testbed
     .venv/bin/python benchmarks/fidelity.py --regret results/<utc>-fidelity
 """
 
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import sys
 import time
 from pathlib import Path
@@ -41,8 +43,8 @@ import numpy as np
 
 from harness.scenarios import calibration
 from harness.results.breakdown import node_busy
-from harness.results.collect import find
-from harness.results.stats import within_bar
+from harness.results.collect import find, ok_requests
+from harness.results.stats import batch_means_ci95, within_bar
 from harness.sim.topology import model_for
 from harness.spec.app import load_app
 from harness.spec.profile import load_profile
@@ -106,12 +108,16 @@ def main() -> int:
                     "load on the placement first, whose execution times the predictions use")
     ap.add_argument("--anchor-share", type=float, default=0.1, help="with --open: the anchor's rate, as a share of "
                     "the calibrated model's saturation rate")
+    ap.add_argument("--reread", type=Path, metavar="OPEN_DIR", help="instead (no testbed needed): judge the runs of "
+                    "an earlier --open again (its results/<utc>-fidelity-open folder), with this version's models")
     ap.add_argument("--regret", type=Path, metavar="FIDELITY_DIR", help="instead (no testbed needed): what "
                     "optimising the uncalibrated model costs on the calibrated one — each app's exact optimum (MILP) "
                     "at 1 and 3 replicas per service under both models, both measured by the calibrated model")
     args = ap.parse_args()
     if args.open:
         return open_loop(args)
+    if args.reread:
+        return reread(args)
     if args.regret:
         return regret(args)
     where = args.out / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-fidelity"
@@ -181,72 +187,118 @@ def finish(rows: list[dict], verdicts: list[tuple[str, bool | None]], path: Path
 
 
 def open_loop(args) -> int:
-    """The queueing model (node-ps, erlang-c) and the load-free models against open-loop load.
+    """Measure, then judge (``judge_open``): open-loop Poisson load on each app's median evaluation
+    placement of an earlier closed-loop run of this script.
 
     Each app's placement is first measured under sparse open-loop arrivals (``--anchor-share`` of
-    the calibrated model's saturation rate) for ``--anchor-seconds``: its execution times replace
-    the calibrated profile's for the nodes it uses (``calibration.refreshed``), with the little
-    waiting at that rate taken out (``QueueingModel.at_rest``) — the host's speed drifts by up to
-    2x between a calibration and a later run. The rates are shares of that anchored model's
-    saturation rate. node-ps is printed with the ideal capacity (1) and with a capacity fitted
-    leave-one-app-out: each app's from the other apps' runs only (``fit_capacity``), so no app's
-    prediction has seen its own measurements. The bar is judged on the latter."""
-    from harness.sim.queueing import DISCIPLINES, QueueingModel
+    the calibrated model's saturation rate) for ``--anchor-seconds`` — the host's speed drifts by
+    up to 2x between a calibration and a later run — then at each of ``--rates``, shares of the
+    saturation rate the anchored model (below) gives."""
+    from harness.sim.queueing import QueueingModel
 
     src = args.open
     rows = list(csv.DictReader(open(src / "fidelity.csv")))
     where = args.out / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-fidelity-open"
     shares = [float(x) for x in args.rates.split(",")]
     apps = args.apps.split(",")
-    measured: dict[str, list[dict]] = {}
     with exclusive(args.state_dir):
         cluster = open_cluster(args.state_dir)
         state = cluster.state
         cores = {n.name: n.cpus / cluster.cpu_scale(n.name) for n in state.nodes}  # CPU time a node really gets
+        where.mkdir(parents=True, exist_ok=True)
+        (where / "cores.json").write_text(json.dumps(cores))
+        (where / "source.txt").write_text(str(src.resolve()))
         for name in apps:
             app_file, profile_file, app, profile = shipped(name, state.name)
             calibrated = load_profile(src / name / f"{name}.{state.name}.calibrated.json")
             mine = sorted((r for r in rows if r["app"] == name), key=lambda r: float(r["measured_ms"]))
             pick = mine[len(mine) // 2]
             placement = dict(zip(app.services, ([n] for n in pick["nodes"].split())))
-            before = model_for(app, profile, state, rtt="configured")
             after = model_for(app, calibrated, state, rtt="configured")
             X = after.counts(placement)
-            calibrated_sat = QueueingModel(after, "node-ps").saturation_rate(X)
-            anchor_rate = round(args.anchor_share * calibrated_sat, 3)
+            anchor_rate = round(args.anchor_share * QueueingModel(after, "node-ps").saturation_rate(X), 3)
             calibration.measure(cluster, state, args.state_dir, app, app_file, calibrated, profile_file,
                                 {"anchor": placement}, args.anchor_seconds, where / name / "anchor",
                                 load={"mode": "open", "steps": [{"at_s": 0, "value": anchor_rate}]})
-            anchored = calibration.refreshed(calibrated, app, state, find([where / name / "anchor"]).runs)
-            now = QueueingModel(model_for(app, anchored, state, rtt="configured"), "node-ps").at_rest(X, anchor_rate)
+            now = anchored(where / name / "anchor", app, calibrated, state)
             sat = QueueingModel(now, "node-ps").saturation_rate(X)
             print(f"{name}: placement {pick['nodes']}, anchor {anchor_rate} req/s, saturation {sat:.2f} req/s "
-                  f"(anchored, node-ps; {calibrated_sat:.2f} with the "
-                  "calibration's times)", flush=True)
-            measured[name] = []
+                  "(anchored, node-ps)", flush=True)
             for share in shares:
-                rate = round(share * sat, 3)
-                runs = calibration.measure(cluster, state, args.state_dir, app, app_file, calibrated, profile_file,
-                                           {f"open-{share:g}": placement}, args.seconds, where / name / f"{share:g}",
-                                           load={"mode": "open", "steps": [{"at_s": 0, "value": rate}]})
-                rho = QueueingModel(now, "node-ps").node_load(X, rate)
-                busiest = now.topo.nodes[int(np.argmax(rho))]
-                run = find([where / name / f"{share:g}"]).runs[0]
-                # the utilisation the cells' CPU counters measured, from 15 s into the load on
-                busy = node_busy(run.metrics, (run.t0 or 0) + 15, np.inf, cores) or {}
-                r = {"app": name, "nodes": pick["nodes"], "share": share, "rate_per_s": rate,
-                     "requests": runs[0].get("requests"), "measured_ms": round(float(runs[0]["mean_ms"]), 2),
-                     "measured_ci_ms": runs[0].get("mean_ci95_ms"),
-                     "busiest": busiest, "rho_model": round(float(rho.max()), 3),
-                     "rho_measured": round(busy[busiest], 3) if busiest in busy else None,
-                     "model_ms": round(float(before.latency(X)[0]), 2),
-                     "calibrated_ms": round(float(after.latency(X)[0]), 2),
-                     "anchored_ms": round(float(now.latency(X)[0]), 2),
-                     **{f"{d}_ms": round(QueueingModel(now, d).latency(X, rate), 2) for d in DISCIPLINES},
-                     "_model": now, "_X": X}
-                measured[name].append(r)
-                print("  " + ", ".join(f"{k} {v}" for k, v in r.items() if k not in ("app", "nodes")
-                                       and not k.startswith("_")), flush=True)
+                calibration.measure(cluster, state, args.state_dir, app, app_file, calibrated, profile_file,
+                                    {f"open-{share:g}": placement}, args.seconds, where / name / f"{share:g}",
+                                    load={"mode": "open", "steps": [{"at_s": 0, "value": round(share * sat, 3)}]})
+    return judge_open(where, apps, state)
+
+
+def anchored(anchor_dir: Path, app, calibrated, state):
+    """The model the anchor run measured: its execution times (``calibration.refreshed``), the
+    little waiting at the anchor's rate taken out (``QueueingModel.at_rest``)."""
+    from harness.sim.queueing import QueueingModel
+
+    runs = find([anchor_dir]).runs
+    model = model_for(app, calibration.refreshed(calibrated, app, state, runs), state, rtt="configured")
+    X = model.counts(runs[0].placements[0]["placement"])
+    return QueueingModel(model, "node-ps").at_rest(X, float(runs[0].placements[0]["predicted"]["rate_per_s"]))
+
+
+def measured_ci(run) -> float | None:
+    """The summary's 95 % half-width of the mean; for runs summarised before summaries had it, the
+    same batch means over the same requests (successful, sent after the warm-up)."""
+    if "mean_ci95_ms" in run.summary:
+        return run.summary["mean_ci95_ms"]
+    ok = ok_requests(run)
+    ok = ok[ok.t_send >= (run.t0 or 0) + float(run.summary.get("warmup_s", 0) or 0)]
+    half = batch_means_ci95(ok.t_send, ok.latency_ms)
+    return None if half is None else round(half, 3)
+
+
+def judge_open(where: Path, apps: list[str], state, csv_name: str = "fidelity_open.csv") -> int:
+    """The queueing model (node-ps, erlang-c) and the load-free models against the open-loop runs
+    in ``where`` (what ``open_loop`` measured; ``--reread`` judges them again, no testbed needed).
+
+    Each prediction comes from the app's anchor run alone. node-ps is printed with the ideal
+    capacity (1) and with a capacity fitted leave-one-app-out: each app's from the other apps'
+    runs only (``fit_capacity``), so no app's prediction has seen its own measurements; the bar is
+    judged on the latter. Beside each: the utilisation ρ the model gives the busiest node and the
+    one the cells' CPU counters measured there."""
+    from harness.sim.queueing import DISCIPLINES, QueueingModel
+
+    cores = json.loads((where / "cores.json").read_text())
+    src = Path((where / "source.txt").read_text().strip())
+    measured: dict[str, list[dict]] = {}
+    for name in apps:
+        app_file, profile_file, app, profile = shipped(name, state.name)
+        calibrated = load_profile(src / name / f"{name}.{state.name}.calibrated.json")
+        now = anchored(where / name / "anchor", app, calibrated, state)
+        measured[name] = []
+        for share_dir in sorted((p for p in (where / name).iterdir() if p.is_dir() and p.name != "anchor"),
+                                key=lambda p: float(p.name)):
+            run = find([share_dir]).runs[0]
+            placement = run.placements[0]["placement"]
+            X = now.counts(placement)
+            rate = float(run.placements[0]["predicted"]["rate_per_s"])
+            before = model_for(app, profile, state, rtt="configured")
+            after = model_for(app, calibrated, state, rtt="configured")
+            rho = QueueingModel(now, "node-ps").node_load(X, rate)
+            busiest = now.topo.nodes[int(np.argmax(rho))]
+            # the utilisation the cells' CPU counters measured, from 15 s into the load on
+            busy = node_busy(run.metrics, (run.t0 or 0) + 15, np.inf, cores) or {}
+            r = {"app": name, "nodes": " ".join(placement[s][0] for s in app.services), "share": float(share_dir.name),
+                 "rate_per_s": rate, "requests": run.summary.get("requests"),
+                 "measured_ms": round(float(run.summary["mean_ms"]), 2),
+                 "measured_ci_ms": measured_ci(run),
+                 "busiest": busiest, "rho_model": round(float(rho.max()), 3),
+                 "rho_measured": round(busy[busiest], 3) if busiest in busy else None,
+                 "model_ms": round(float(before.latency(X)[0]), 2),
+                 "calibrated_ms": round(float(after.latency(X)[0]), 2),
+                 "anchored_ms": round(float(now.latency(X)[0]), 2),
+                 **{f"{d}_ms": round(QueueingModel(now, d).latency(X, rate), 2) for d in DISCIPLINES},
+                 "_model": now, "_X": X}
+            measured[name].append(r)
+            print(f"{name} at {r['share']:g}: " + ", ".join(f"{k} {v}" for k, v in r.items()
+                                                          if k not in ("app", "share") and not k.startswith("_")),
+                  flush=True)
     out, verdicts = [], []
     everyone = [r for name in apps for r in measured[name]]
     print(f"\nnode-ps capacity fitted on every app's runs: {fit_capacity(everyone):.2f}")
@@ -268,7 +320,7 @@ def open_loop(args) -> int:
                          f"({hi['node-ps_fitted_ms']:.1f} vs {hi['anchored_ms']:.1f}, measured {hi['measured_ms']:.1f}"
                          f"{noise(hi['measured_ms'], hi['measured_ci_ms'])})",
                          closer(hi["node-ps_fitted_ms"], hi["anchored_ms"], hi["measured_ms"], hi["measured_ci_ms"])))
-    return finish(out, verdicts, where / "fidelity_open.csv")
+    return finish(out, verdicts, where / csv_name)
 
 
 def noise(measured: float, half: float | None) -> str:
@@ -289,6 +341,22 @@ def closer(queueing: float, load_free: float, measured: float, half: float | Non
         return None
     ends = [abs(queueing - m) < abs(load_free - m) for m in (measured - half, measured + half)]
     return ends[0] if ends[0] == ends[1] else None
+
+
+def reread(args) -> int:
+    """``judge_open`` on an earlier ``--open`` folder, with the testbed state its runs recorded."""
+    from harness.spec.testbed_state import TestbedState
+    from harness.spec.loader import load_model
+
+    where = args.reread
+    apps = [a for a in args.apps.split(",") if (where / a).is_dir()]
+    if not apps or not (where / "cores.json").exists():
+        print(f"fidelity.py: error: {where}: not an --open output (app folders and cores.json expected)",
+              file=sys.stderr)
+        return 2
+    anchor_run = find([where / apps[0] / "anchor"]).runs[0]
+    return judge_open(where, apps, load_model(TestbedState, anchor_run.path / "inputs" / "testbed.yaml"),
+                      csv_name="fidelity_open.reread.csv")
 
 
 def fit_capacity(runs: list[dict]) -> float:
