@@ -239,13 +239,18 @@ def fidelity(runs: list[Run]) -> Section:
                      f"for the load-free model on the same placements.")
     fig, ax = plt.subplots(figsize=(5, 4.6))
     for policy, g in df.groupby("policy", sort=False):
-        ax.scatter(g.predicted_ms, g.measured_ms, s=6 + 120 * g.requests / max(1.0, float(n.max())), alpha=0.7,
-                   label=policy)
-    lo = float(min(df.predicted_ms.min(), df.measured_ms.min())) * 0.95
-    hi = float(max(df.predicted_ms.max(), df.measured_ms.max())) * 1.05
+        dots = ax.scatter(g.predicted_ms, g.measured_ms, s=6 + 120 * g.requests / max(1.0, float(n.max())),
+                          alpha=0.7, label=policy)
+        ci = g.dropna(subset=["measured_ci_ms"])
+        if len(ci):  # the measured mean's 95 % interval: a point whose bar crosses the diagonal is within noise
+            ax.errorbar(ci.predicted_ms, ci.measured_ms, yerr=ci.measured_ci_ms, fmt="none", lw=0.8, alpha=0.6,
+                        ecolor=dots.get_facecolor()[0])
+    spread = df.measured_ci_ms.fillna(0)
+    lo = float(min(df.predicted_ms.min(), (df.measured_ms - spread).min())) * 0.95
+    hi = float(max(df.predicted_ms.max(), (df.measured_ms + spread).max())) * 1.05
     ax.plot([lo, hi], [lo, hi], color="gray", ls="--", lw=1, label="predicted = measured")
     ax.set_xlabel("predicted (ms)")
-    ax.set_ylabel("measured mean (ms)")
+    ax.set_ylabel("measured mean and its 95 % interval (ms)")
     ax.legend(fontsize=7)
     sec.figures.append(("sim_vs_real.png", _png(fig)))
     sec.tables.append(("sim_vs_real", df))
