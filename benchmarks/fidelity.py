@@ -43,8 +43,9 @@ import numpy as np
 
 from harness.scenarios import calibration
 from harness.results.breakdown import node_busy
-from harness.results.collect import find, ok_requests
-from harness.results.stats import batch_means_ci95, within_bar
+from harness.results.collect import find
+from harness.results.stats import within_bar
+from harness.results.summary import summarize
 from harness.sim.topology import model_for
 from harness.spec.app import load_app
 from harness.spec.profile import load_profile
@@ -244,13 +245,11 @@ def anchored(anchor_dir: Path, app, calibrated, state):
 
 def measured_ci(run) -> float | None:
     """The summary's 95 % half-width of the mean; for runs summarised before summaries had it, the
-    same batch means over the same requests (successful, sent after the warm-up)."""
+    run summarised again over the same window (``results.summary.summarize``)."""
     if "mean_ci95_ms" in run.summary:
         return run.summary["mean_ci95_ms"]
-    ok = ok_requests(run)
-    ok = ok[ok.t_send >= (run.t0 or 0) + float(run.summary.get("warmup_s", 0) or 0)]
-    half = batch_means_ci95(ok.t_send, ok.latency_ms)
-    return None if half is None else round(half, 3)
+    s, warm = run.summary, float(run.summary.get("warmup_s", 0) or 0)
+    return summarize(run.requests, run.t0, run.t0 + warm + s["window_s"], warm, s["threshold_ms"])["mean_ci95_ms"]
 
 
 def judge_open(where: Path, apps: list[str], state, csv_name: str = "fidelity_open.csv") -> int:
@@ -268,9 +267,11 @@ def judge_open(where: Path, apps: list[str], state, csv_name: str = "fidelity_op
     src = Path((where / "source.txt").read_text().strip())
     measured: dict[str, list[dict]] = {}
     for name in apps:
-        app_file, profile_file, app, profile = shipped(name, state.name)
+        _, _, app, profile = shipped(name, state.name)
         calibrated = load_profile(src / name / f"{name}.{state.name}.calibrated.json")
         now = anchored(where / name / "anchor", app, calibrated, state)
+        before = model_for(app, profile, state, rtt="configured")
+        after = model_for(app, calibrated, state, rtt="configured")
         measured[name] = []
         for share_dir in sorted((p for p in (where / name).iterdir() if p.is_dir() and p.name != "anchor"),
                                 key=lambda p: float(p.name)):
@@ -278,8 +279,6 @@ def judge_open(where: Path, apps: list[str], state, csv_name: str = "fidelity_op
             placement = run.placements[0]["placement"]
             X = now.counts(placement)
             rate = float(run.placements[0]["predicted"]["rate_per_s"])
-            before = model_for(app, profile, state, rtt="configured")
-            after = model_for(app, calibrated, state, rtt="configured")
             rho = QueueingModel(now, "node-ps").node_load(X, rate)
             busiest = now.topo.nodes[int(np.argmax(rho))]
             # the utilisation the cells' CPU counters measured, from 15 s into the load on

@@ -35,7 +35,8 @@ def batch_means_ci95(times, values, batches: int = 10, min_batch_s: float = 5.0)
     if k < 2:
         return None
     which = np.minimum(((t - t.min()) / span * k).astype(int), k - 1)
-    means = [v[which == b].mean() for b in range(k) if (which == b).any()]
+    count = np.bincount(which, minlength=k)
+    means = np.bincount(which, weights=v, minlength=k)[count > 0] / count[count > 0]
     return mean_ci95(means)[1] if len(means) >= 2 else None
 
 
