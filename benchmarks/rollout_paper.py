@@ -155,9 +155,14 @@ def theta(args) -> bool:
     return True
 
 
+# each command: what it runs, and its default app counts, instances and MILP seconds per instance
+COMMANDS = {"table4": (table4, "10,20", 20, 30.0), "sensitivity": (sensitivity, "10,20", 20, 10.0),
+            "sweeps": (sweeps, "50", 5, 30.0), "pareto": (pareto, "1000", 3, 30.0), "theta": (theta, "10", 3, 30.0)}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("what", choices=("table4", "sensitivity", "sweeps", "pareto", "theta"))
+    ap.add_argument("what", choices=tuple(COMMANDS))
     ap.add_argument("--apps", default=None, help="comma-separated app counts")
     ap.add_argument("--instances", type=int, default=None)
     ap.add_argument("--first-seed", type=int, default=0)
@@ -165,14 +170,13 @@ def main() -> int:
     ap.add_argument("--sizes", default="0.75,1,1.5,2",
                     help="sensitivity: the largest microservice CPU and RAM to try (comma-separated)")
     args = ap.parse_args()
-    defaults = {"table4": ("10,20", 20), "sensitivity": ("10,20", 20), "sweeps": ("50", 5), "pareto": ("1000", 3),
-                "theta": ("10", 3)}[args.what]
-    args.time_limit = args.time_limit or (10.0 if args.what == "sensitivity" else 30.0)
+    run, apps, instances, time_limit = COMMANDS[args.what]
+    args.apps = [int(a) for a in (args.apps or apps).split(",")]
+    args.instances = args.instances or instances
+    args.time_limit = time_limit if args.time_limit is None else args.time_limit
     args.sizes = [float(v) for v in args.sizes.split(",")]
-    args.apps = [int(a) for a in (args.apps or defaults[0]).split(",")]
-    args.instances = args.instances or defaults[1]
     t0 = time.monotonic()
-    ok = {"table4": table4, "sensitivity": sensitivity, "sweeps": sweeps, "pareto": pareto, "theta": theta}[args.what](args)
+    ok = run(args)
     print(f"{time.monotonic() - t0:.0f} s")
     return 0 if ok else 1
 
