@@ -42,6 +42,9 @@ declare("load-start", "the load generator began (t_run 0)", ("mode", "steps"))
 declare("loadgen-exited", "the load generator stopped before the run's end", ("code",))
 declare("error", "a helper thread failed; the run went on", ("where", "error"))
 declare("cleanup-error", "a clean-up step failed", ("step", "error"))
+HOST_SPEED = declare("host-speed", "the host's speed, sampled every metrics pull: CPU ms of a fixed job "
+                     "(testbed.speed.host_reference_ms), which a replay of the run follows (sim.trace_replay)",
+                     ("cpu_ms",)).name
 # ---------------------------------------------------------------- pods
 declare("healed", "self-healing placed a failed node's pods again", ("reason", "pods", "nodes", "lost", "seconds"))
 declare("pending", "a pod no node has room for stays pending (rejected)", ("service", "reason", "detail"))

@@ -18,6 +18,7 @@ import numpy as np
 from harness import faults
 from harness.autoscaler import HPA
 from harness.errors import OutputError, TestbedError
+from harness.events import HOST_SPEED
 from harness.interrupts import cleanup_shield
 from harness.loadgen import NO_ENDPOINT, NO_ENDPOINT_PAUSE_S
 from harness.loadgen.process import LoadGenerator, RequestTail
@@ -336,7 +337,14 @@ class LiveRun:
         metrics = Metrics(self.plan.state.prometheus_url)
         while not self.stop.wait(period):
             self.pull_metrics(metrics)
-            self.host_ms.append(host_reference_ms())  # the host's speed through the run
+            self.sample_host()
+
+    def sample_host(self) -> None:
+        """One sample of the host's speed, kept for the summary and as an event (its time: for a
+        replay that follows the host's drift, sim.trace_replay)."""
+        ms = host_reference_ms()
+        self.host_ms.append(ms)
+        self.out.event(HOST_SPEED, cpu_ms=round(ms, 3))  # not in the live view's events: one every pull
 
     def pull_metrics(self, metrics: Metrics) -> None:
         """One row per pod in metrics.csv: its CPU, requests/s and running time totals."""
@@ -356,7 +364,8 @@ class LiveRun:
         started = time.time()
         partial = True
         loads: list[LoadGenerator] = []
-        self.host_ms = [host_reference_ms()]  # the host's speed as the run starts (it drifts: testbed.speed)
+        self.host_ms = []
+        self.sample_host()  # the host's speed as the run starts (it drifts: testbed.speed)
         try:
             self.deploy()
             for k, spec in enumerate(sc.loads()):
@@ -471,7 +480,7 @@ class LiveRun:
         healed = [f["healed_s"] for f in self.fault_log if "healed_s" in f]  # faults whose pods were placed again
         base["recovery_s"] = max(healed) if healed and all(h is not None for h in healed) else None
         base["scale_events"] = sum(1 for e in self.out.events if e["kind"] == "scale")
-        self.host_ms.append(host_reference_ms())
+        self.sample_host()
         # CPU ms of a fixed job at the start, every metrics pull and the end: the host's drift, seen
         base["host_reference_ms"] = [round(x, 3) for x in self.host_ms]
         try:

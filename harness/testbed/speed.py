@@ -17,6 +17,7 @@ import statistics
 import sys
 
 from harness.errors import TestbedError
+from harness.events import HOST_SPEED
 from harness.testbed.cluster import Cluster
 
 CPU_JOB = """
@@ -63,14 +64,21 @@ def speed_ratios(cluster: Cluster, rounds: int = 5) -> dict[str, dict]:
 def host_reference_ms(digits: int = 400, repeats: int = 5) -> float:
     """CPU milliseconds this host needs now for a fixed piece of the cells' own kind of work (π
     digits, big-integer arithmetic), median of ``repeats``. CPU time, not wall time: the cgroup
-    quotas do not enter it, only how fast the host computes, which drifts (see above)."""
+    quotas do not enter it, only how fast the host computes, which drifts (see above). The calling
+    thread's CPU time: a run samples it from a helper thread while others work."""
     import time
 
     from harness.workload.jobs import pi_digits
 
     times = []
     for _ in range(repeats):
-        t = time.process_time()
+        t = time.thread_time()
         pi_digits(digits)
-        times.append((time.process_time() - t) * 1000)
+        times.append((time.thread_time() - t) * 1000)
     return statistics.median(times)
+
+
+def host_samples(events: list[dict]) -> tuple[list[float], list[float]]:
+    """(times, CPU ms) of a run's host-speed samples (its events of kind ``HOST_SPEED``)."""
+    rows = [(e["t"], e["detail"]["cpu_ms"]) for e in events if e["kind"] == HOST_SPEED]
+    return [t for t, _ in rows], [ms for _, ms in rows]

@@ -99,6 +99,10 @@ def test_node_failure_run_with_reach_and_cloud_first(testbed, reach_model, tmp_p
         assert s["loadgen"]["efficiency"] > 0.9 and s["loadgen"]["cpu_share"] < 0.5
         kinds = set(events.kind)
         assert {"deploy", "load-start", "node-failure", "healed", "pod-kill", "pod-crashed", "restarted"} <= kinds
+        # every host-speed sample of the summary is an event with its time, in order (a replay follows them)
+        host = events[events.kind == "host-speed"]
+        assert [json.loads(d)["cpu_ms"] for d in host.detail] == s["host_reference_ms"] and len(host) >= 3
+        assert host.t.is_monotonic_increasing
         # requests after self-healing reach every service again: all succeed in the last 5 s
         tail = req[req.t_send >= t0 + SCENARIO["duration_s"] - 5]
         assert len(tail) > 5 and (tail.status == 200).all()

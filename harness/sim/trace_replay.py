@@ -1,0 +1,184 @@
+"""The latency of every request of a known arrival trace: a discrete-event replay of REACH's model
+on processor-sharing nodes.
+
+``sim.queueing`` gives the *mean* latency a Poisson rate would give in the long run. Near
+saturation one run's mean is far from that long-run mean: a burst of arrivals builds a queue that
+takes seconds to drain, and the 30 s stretches of one run differ 2-5×. When the arrivals are known
+— an open-loop load generator records the time it sent each request — the same queues can be
+replayed on exactly those arrivals, and each request gets its own predicted latency. Measured and
+predicted then share the bursts, so their difference is far less noisy than either
+(``paired_error``), and a model can be judged on a run of minutes instead of hours.
+
+The network (same semantics as ``sim.latency``'s eqs. 2-9, taken from the ``LatencyModel``):
+
+- a request enters at one of the entry services (equal chance), at one of its replicas (round
+  robin), half the user's round trip after it was sent, and returns half a round trip after the
+  entry service finishes;
+- a service first runs its job (``E[s, n]`` ms of work: its time alone on the node), then its
+  groups at once, and within a group its calls one after another; a call with weight w (its
+  probability × seq_len / k) is made with probability w; each call pays half the round trip
+  ``D[n, m]`` each way and goes to the callee's replicas in turn; a service is done when its
+  last group is;
+- every node is one processor-sharing server: k jobs on it each progress at ``speed(k)``, 1 for
+  a job alone and ``capacity`` / k for k ≥ 2 (``capacity`` as in ``sim.queueing``: the share of
+  the node's CPU concurrent requests get).
+
+Parallel callees on one node share its CPU here, where the load-free model lets each take its
+time alone; otherwise a request alone gets exactly the model's D_msa (tested).
+"""
+
+from __future__ import annotations
+
+import heapq
+from itertools import count
+
+import numpy as np
+
+from harness.results.stats import batch_means_ci95
+from harness.sim.latency import LatencyModel
+
+
+def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 1.0, seed: int = 0,
+              slowdown: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """Each request's latency (ms) when requests enter the placement ``X`` (S, N replica counts) at
+    ``arrivals_s`` (seconds, sorted or not), in the arrivals' order. ``seed`` draws the calls made
+    with a weight below 1 and the entry of each request. ``slowdown``: (edges (K+1,) in the
+    arrivals' clock, factors (K,)): between edges k and k+1 every job needs factors[k] × its work
+    (the host's speed drifts; ``host_slowdown``); before the first edge the first factor, after
+    the last the last."""
+    if not 0 < capacity <= 1:
+        raise ValueError("capacity must be in (0, 1]")
+    if slowdown is not None and (len(slowdown[0]) != len(slowdown[1]) + 1 or np.any(np.asarray(slowdown[1]) <= 0)):
+        raise ValueError("slowdown needs K+1 edges and K positive factors")
+    X = np.asarray(X)
+    arrivals = np.asarray(arrivals_s, float) * 1000.0
+    if not len(arrivals):
+        return np.empty(0)
+    order = np.argsort(arrivals, kind="stable")
+    t0 = float(arrivals[order[0]])
+    rng = np.random.default_rng(seed)
+    N = X.shape[1]
+    replicas = [[n for n in range(N) for _ in range(int(X[s, n]))] for s in range(model.S)]
+    if any(not r for r in replicas):
+        raise ValueError("every service needs at least one replica")
+    turn = [0] * model.S
+    groups = [[(list(map(int, cs)), list(map(float, w))) for cs, w in gs] for gs in model.groups]
+    E, D, user = model.E, model.D, model.user_rtt
+
+    timed: list = []  # (time, tie-break, callback)
+    tie = count()
+    jobs: list[dict[int, tuple[float, object]]] = [dict() for _ in range(N)]  # node -> job id -> (work left, done)
+    job_ids = count()
+    done_at = np.full(len(arrivals), np.nan)
+
+    def later(t, fn):
+        heapq.heappush(timed, (t, next(tie), fn))
+
+    def replica(s):
+        n = replicas[s][turn[s] % len(replicas[s])]
+        turn[s] += 1
+        return n
+
+    def visit(s, n, t, finished):
+        """Service s on node n, starting at t; ``finished(t)`` when its job and all its calls are done."""
+        def after_job(t):
+            pending = [len(groups[s])]
+            if not pending[0]:
+                finished(t)
+                return
+
+            def group_done(t):
+                pending[0] -= 1
+                if not pending[0]:
+                    finished(t)
+            for callees, weights in groups[s]:
+                made = [j for j, w in zip(callees, weights) if w >= 1 or rng.random() < w]
+                call_next(made, 0, n, t, group_done)
+        jobs[n][next(job_ids)] = (float(E[s, n]), after_job)
+
+    def call_next(made, k, n, t, group_done):
+        if k == len(made):
+            group_done(t)
+            return
+        j = made[k]
+        m = replica(j)
+        half = D[n, m] / 2
+        back = lambda t: later(t + half, lambda t: call_next(made, k + 1, n, t, group_done))  # noqa: E731
+        later(t + half, lambda t: visit(j, m, t, back))
+
+    def enter(i, t):
+        s = model.entries[int(rng.integers(len(model.entries)))] if len(model.entries) > 1 else model.entries[0]
+        n = replica(s)
+        half = user[n] / 2
+
+        def finished(t):
+            done_at[i] = t + half
+        later(t + half, lambda t: visit(s, n, t, finished))
+
+    for i in order:
+        later(float(arrivals[i]) - t0, lambda t, i=i: enter(i, t))
+    edges = factors = None
+    if slowdown is not None:
+        edges, factors = np.asarray(slowdown[0], float) * 1000.0 - t0, np.asarray(slowdown[1], float)
+        for e in edges[1:-1]:
+            if e > 0:
+                later(float(e), lambda t: None)  # the speed changes here: rates are recomputed at every event
+
+    def slow(t):
+        if factors is None:
+            return 1.0
+        return float(factors[min(max(int(np.searchsorted(edges, t, side="right")) - 1, 0), len(factors) - 1)])
+
+    now = 0.0
+    while timed or any(jobs):
+        # the next job to finish on any node, at its node's current speed
+        first_job, first_t, f = None, np.inf, slow(now)
+        for n in range(N):
+            k = len(jobs[n])
+            if k:
+                jid, (left, _) = min(jobs[n].items(), key=lambda kv: kv[1][0])
+                t = now + left * f / speed(k, capacity)
+                if t < first_t:
+                    first_job, first_t = (n, jid), t
+        t_next = min(first_t, timed[0][0] if timed else np.inf)
+        for n in range(N):
+            k = len(jobs[n])
+            if k:
+                v = (t_next - now) * speed(k, capacity) / f
+                jobs[n] = {jid: (left - v, fn) for jid, (left, fn) in jobs[n].items()}
+        now = t_next
+        if timed and timed[0][0] <= first_t:
+            _, _, fn = heapq.heappop(timed)
+            fn(now)
+        else:
+            n, jid = first_job
+            _, fn = jobs[n].pop(jid)
+            fn(now)
+    return done_at - (arrivals - t0)
+
+
+def speed(k: int, capacity: float) -> float:
+    """How fast each of k jobs on one processor-sharing node progresses (1: its time alone)."""
+    return 1.0 if k == 1 else capacity / k
+
+
+def host_slowdown(times_s, cpu_ms, reference_ms: float) -> tuple[np.ndarray, np.ndarray]:
+    """``replay_ms``'s ``slowdown`` from samples of the host's speed (``testbed.speed.host_samples``:
+    CPU ms of a fixed job at ``times_s``): each sample holds from halfway since the one before to
+    halfway to the next, as its time over ``reference_ms`` (the speed the model's times were
+    measured at)."""
+    t, ms = np.asarray(times_s, float), np.asarray(cpu_ms, float)
+    if len(t) < 1 or reference_ms <= 0:
+        raise ValueError("host_slowdown needs at least one sample and a positive reference")
+    k = np.argsort(t, kind="stable")
+    t, ms = t[k], ms[k]
+    mid = (t[1:] + t[:-1]) / 2
+    return np.concatenate([[t[0] - 1e9], mid, [t[-1] + 1e9]]), ms / reference_ms
+
+
+def paired_error(times_s, measured_ms, predicted_ms) -> tuple[float, float, float | None]:
+    """(measured mean, predicted mean, half-width of the 95 % interval of their difference): the
+    interval from batch means over the per-request differences, which the trace's bursts mostly
+    cancel out of (``results.stats.batch_means_ci95``)."""
+    m, p = np.asarray(measured_ms, float), np.asarray(predicted_ms, float)
+    return float(m.mean()), float(p.mean()), batch_means_ci95(times_s, m - p)
