@@ -6,8 +6,9 @@ saturation one run's mean is far from that long-run mean: a burst of arrivals bu
 takes seconds to drain, and the 30 s stretches of one run differ 2-5×. When the arrivals are known
 — an open-loop load generator records the time it sent each request — the same queues can be
 replayed on exactly those arrivals, and each request gets its own predicted latency. Measured and
-predicted then share the bursts, so their difference is far less noisy than either
-(``paired_error``), and a model can be judged on a run of minutes instead of hours.
+predicted then share the bursts, so their difference is less noisy than either (``paired_error``).
+What they cannot share is the cells' own speed, which swings from one 5 s stretch to the next;
+near saturation that noise stays (README, "Replayed on each run's own arrivals").
 
 The network (same semantics as ``sim.latency``'s eqs. 2-9, taken from the ``LatencyModel``):
 
