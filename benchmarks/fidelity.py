@@ -48,9 +48,9 @@ import numpy as np
 from harness.scenarios import calibration
 from harness.results.breakdown import node_busy
 from harness.results.collect import find
-from harness.results.stats import within_bar
+from harness.results.stats import paired_error, within_bar
 from harness.results.summary import ok_mask, summarize
-from harness.sim.trace_replay import host_slowdown, paired_error, replay_ms
+from harness.sim.trace_replay import host_slowdown, replay_ms
 from harness.sim.topology import model_for
 from harness.spec.app import load_app
 from harness.spec.profile import load_profile

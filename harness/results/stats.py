@@ -55,3 +55,11 @@ def within_bar(predicted: float, measured: float, half: float | None, bar: float
     if worst_low > bar or worst_high < -bar:
         return False
     return None
+
+
+def paired_error(times_s, measured_ms, predicted_ms) -> tuple[float, float, float | None]:
+    """(measured mean, predicted mean, half-width of the 95 % interval of their difference): the
+    interval from batch means over the per-request differences, which the trace's bursts mostly
+    cancel out of (``batch_means_ci95``)."""
+    m, p = np.asarray(measured_ms, float), np.asarray(predicted_ms, float)
+    return float(m.mean()), float(p.mean()), batch_means_ci95(times_s, m - p)

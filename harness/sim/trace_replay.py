@@ -6,7 +6,8 @@ saturation one run's mean is far from that long-run mean: a burst of arrivals bu
 takes seconds to drain, and the 30 s stretches of one run differ 2-5×. When the arrivals are known
 — an open-loop load generator records the time it sent each request — the same queues can be
 replayed on exactly those arrivals, and each request gets its own predicted latency. Measured and
-predicted then share the bursts, so their difference is less noisy than either (``paired_error``).
+predicted then share the bursts, so their difference is less noisy than either
+(``results.stats.paired_error``).
 What they cannot share is the cells' own speed, which swings from one 5 s stretch to the next;
 near saturation that noise stays (README, "Replayed on each run's own arrivals").
 
@@ -35,7 +36,6 @@ from itertools import count
 
 import numpy as np
 
-from harness.results.stats import batch_means_ci95
 from harness.sim.latency import LatencyModel
 
 
@@ -175,11 +175,3 @@ def host_slowdown(times_s, cpu_ms, reference_ms: float) -> tuple[np.ndarray, np.
     t, ms = t[k], ms[k]
     mid = (t[1:] + t[:-1]) / 2
     return np.concatenate([[t[0] - 1e9], mid, [t[-1] + 1e9]]), ms / reference_ms
-
-
-def paired_error(times_s, measured_ms, predicted_ms) -> tuple[float, float, float | None]:
-    """(measured mean, predicted mean, half-width of the 95 % interval of their difference): the
-    interval from batch means over the per-request differences, which the trace's bursts mostly
-    cancel out of (``results.stats.batch_means_ci95``)."""
-    m, p = np.asarray(measured_ms, float), np.asarray(predicted_ms, float)
-    return float(m.mean()), float(p.mean()), batch_means_ci95(times_s, m - p)

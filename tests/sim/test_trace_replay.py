@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from harness.sim.latency import LatencyModel
-from harness.sim.trace_replay import host_slowdown, paired_error, replay_ms
+from harness.results.stats import paired_error
+from harness.sim.trace_replay import host_slowdown, replay_ms
 from tests.sim.test_latency import EXEC, TOPO, app, g
 
 CHAIN = app({"a": [g("b")], "b": [g("c")], "c": [g("d")]})
