@@ -1,5 +1,6 @@
 """How sure a measured number is: the confidence interval of a mean over repeats, of a mean
-over a run of queued requests (batch means), and the equivalence test the fidelity bars use."""
+over a run of queued requests (batch means), of a prediction's paired error over those requests,
+and the equivalence test the fidelity bars use."""
 
 from __future__ import annotations
 
