@@ -49,7 +49,7 @@ from harness.scenarios import calibration
 from harness.results.breakdown import node_busy
 from harness.results.collect import find
 from harness.results.stats import paired_error, within_bar
-from harness.results.summary import ok_mask, summarize
+from harness.results.summary import in_window, ok_mask, summarize
 from harness.sim.trace_replay import host_slowdown, replay_ms
 from harness.sim.topology import model_for
 from harness.spec.app import load_app
@@ -279,6 +279,7 @@ def judge_open(where: Path, apps: list[str], state, csv_name: str = "fidelity_op
         before = model_for(app, profile, state, rtt="configured")
         after = model_for(app, calibrated, state, rtt="configured")
         measured[name] = []
+        reference_ms = host_reference(where / name / "anchor")
         for share_dir in sorted((p for p in (where / name).iterdir() if p.is_dir() and p.name != "anchor"),
                                 key=lambda p: float(p.name)):
             run = find([share_dir]).runs[0]
@@ -299,7 +300,7 @@ def judge_open(where: Path, apps: list[str], state, csv_name: str = "fidelity_op
                  "calibrated_ms": round(float(after.latency(X)[0]), 2),
                  "anchored_ms": round(float(now.latency(X)[0]), 2),
                  **{f"{d}_ms": round(QueueingModel(now, d).latency(X, rate), 2) for d in DISCIPLINES},
-                 **replayed(run, now, X, host_reference(where / name / "anchor")),
+                 **replayed(run, now, X, reference_ms),
                  "_model": now, "_X": X}
             measured[name].append(r)
             print(f"{name} at {r['share']:g}: " + ", ".join(f"{k} {v}" for k, v in r.items()
@@ -350,8 +351,8 @@ def replayed(run, model, X, reference_ms: float | None) -> dict:
     difference. Twice: at the anchor's host speed, and (when the runs sampled it) following the
     host's speed through the run."""
     df, s = run.requests, run.summary
-    start = (run.t0 or 0) + float(s.get("warmup_s", 0) or 0)
-    mine = ((df.t_send >= start) & (df.t_send <= start + s["window_s"]) & ok_mask(df)).to_numpy()
+    warm = float(s.get("warmup_s", 0) or 0)
+    mine = (in_window(df, run.t0 or 0, (run.t0 or 0) + warm + s["window_s"], warm) & ok_mask(df)).to_numpy()
     t, measured = df.t_send.to_numpy()[mine], df.latency_ms.to_numpy()[mine]
     out = {}
     times, ms = host_samples(run.events)

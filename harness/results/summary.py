@@ -50,11 +50,16 @@ def read_requests(path: Path):
     return df.sort_values("t_send", kind="stable").reset_index(drop=True) if len(frames) > 1 else df
 
 
+def in_window(requests, t_start: float, t_end: float, warmup_s: float):
+    """The requests a summary counts: sent after the warm-up and by the run's end (a boolean mask)."""
+    return (requests.t_send >= t_start + warmup_s) & (requests.t_send <= t_end)
+
+
 def summarize(requests, t_start: float, t_end: float, warmup_s: float, threshold_ms: float) -> dict:
     """Latency over successful requests sent after the warm-up (the mean with its 95 % confidence
     half-width); errors and the share under the threshold over all of them (a failed request is
     not under any threshold)."""
-    df = requests[(requests.t_send >= t_start + warmup_s) & (requests.t_send <= t_end)]
+    df = requests[in_window(requests, t_start, t_end, warmup_s)]
     ok = df[ok_mask(df)]
     lat = ok.latency_ms.to_numpy(float)
     span = max(1e-9, t_end - (t_start + warmup_s))
@@ -78,7 +83,7 @@ def generator_busy_share(requests, t_start: float, t_end: float, warmup_s: float
     """Share of the closed-loop users' time spent waiting on the app (Little's law for a loop with
     no think time): near 1 means the generator adds no delay of its own. The deliberate pause after
     finding no replica is not the generator's overhead, so it leaves the denominator."""
-    df = requests[(requests.t_send >= t_start + warmup_s) & (requests.t_send <= t_end)]
+    df = requests[in_window(requests, t_start, t_end, warmup_s)]
     if not users or df.empty:
         return None
     idle = df.error.str.contains(no_endpoint, regex=False)
@@ -94,7 +99,7 @@ def errors_outside(requests, events: list[dict], t_start: float, t_end: float, w
     from harness import events as catalogue, faults
 
     faults.load_all()  # fault kinds declare their events
-    df = requests[(requests.t_send >= t_start + warmup_s) & (requests.t_send <= t_end)]
+    df = requests[in_window(requests, t_start, t_end, warmup_s)]
     bad = df[~ok_mask(df)]
     t = bad.t_send.to_numpy()
     keep = np.ones(len(bad), bool)

@@ -364,7 +364,6 @@ class LiveRun:
         started = time.time()
         partial = True
         loads: list[LoadGenerator] = []
-        self.host_ms = []
         self.sample_host()  # the host's speed as the run starts (it drifts: testbed.speed)
         try:
             self.deploy()
