@@ -10,7 +10,8 @@ beside the paper's numbers.
 The 11 m_σ workloads (12 cycles × 90 s; harness.rescheduler.replay), the same schedules (seeds
 0..N-1) for every policy; the HPA's default behaviour between the schedule and the cluster
 (``--instant``: each cycle's counts at once); the cloud unlimited, as the paper models it; the
-edge nodes at their capacity (``--system-reserved CORES,MIB`` for what the system's pods hold). Edge
+edge nodes at their capacity (``--system-reserved CORES,MIB`` for what the system's pods hold); a pod
+scaled down holding its room while it terminates (``--terminating-s``, 2 s; 0 for none). Edge
 ratio = mean over deployments of the share of their pods on the edge, averaged over time, then
 over seeds (95 % CI, Student's t). Paper: KubeDSM 80 % (+13.4 % over the best baseline) on
 m = 1.1..1.6 σ 0.4, 78 % (+18.9 %) on m 1.5 σ 0.1..0.5; lower std across deployments in 6 of 11;
@@ -28,8 +29,8 @@ import numpy as np
 
 from harness.policies import build
 from harness.results.stats import mean_ci95
-from harness.rescheduler.replay import (CYCLE_S, WORKLOADS, HpaBehaviour, m_sigma_schedule, replay, unlimited_cloud,
-                                        with_system_reserved, workload_name)
+from harness.rescheduler.replay import (CYCLE_S, TERMINATING_S, WORKLOADS, HpaBehaviour, m_sigma_schedule, replay,
+                                        unlimited_cloud, with_system_reserved, workload_name)
 from harness.sim.topology import model_for
 from harness.spec.app import load_app
 from harness.spec.profile import load_profile
@@ -44,7 +45,8 @@ def setting():
     return app, model
 
 
-def run(policies: dict[str, dict], workloads, seeds: int, hpa: HpaBehaviour, reserved=(0.0, 0.0)):
+def run(policies: dict[str, dict], workloads, seeds: int, hpa: HpaBehaviour, reserved=(0.0, 0.0),
+        terminating_s: float = TERMINATING_S):
     app, model = setting()
     cluster = with_system_reserved(model, *reserved)  # the schedules come from the capacities, as the generator's
     out = {}
@@ -52,7 +54,7 @@ def run(policies: dict[str, dict], workloads, seeds: int, hpa: HpaBehaviour, res
         for seed in range(seeds):
             sch = m_sigma_schedule(app, model, m, sg, seed)
             for label, (name, kw) in policies.items():
-                r = replay(build(name, **kw), label, app, cluster, sch, hpa=hpa)
+                r = replay(build(name, **kw), label, app, cluster, sch, hpa=hpa, terminating_s=terminating_s)
                 out.setdefault((m, sg), {}).setdefault(label, []).append(r)
         print(f"  {workload_name(m, sg)} done", file=sys.stderr)
     return out
@@ -81,7 +83,8 @@ def ci(xs):
 
 def workloads(args) -> bool:
     pols = {"kubedsm": ("kubedsm", {"qos": args.qos})} | {b: (b, {}) for b in BASELINES}
-    res = run(pols, WORKLOADS, args.seeds, HpaBehaviour(instant=args.instant), args.system_reserved)
+    res = run(pols, WORKLOADS, args.seeds, HpaBehaviour(instant=args.instant), args.system_reserved,
+              args.terminating_s)
     print(f"{'workload':8s} " + " ".join(f"{p:>12s}" for p in pols) + "   best baseline  kubedsm/best  std lower?")
     ok, lower, sweep_k, sweep_b = True, 0, [], []
     for (m, sg), per in res.items():
@@ -113,7 +116,8 @@ def workloads(args) -> bool:
 def variants(args) -> bool:
     pols = {"k8s-edge": ("k8s-edge", {})} | {v: ("kubedsm", {"variant": v, "qos": args.qos})
                                             for v in ("noedgemig", "nocloudoffload", "original", "midmig")}
-    res = run(pols, WORKLOADS, args.seeds, HpaBehaviour(instant=args.instant), args.system_reserved)
+    res = run(pols, WORKLOADS, args.seeds, HpaBehaviour(instant=args.instant), args.system_reserved,
+              args.terminating_s)
     means = {p: float(np.mean([r.edge_ratio for per in res.values() for r in per[p]])) for p in pols}
     for p, v in means.items():
         print(f"{p:15s} {v:.3f}")
@@ -125,7 +129,8 @@ def variants(args) -> bool:
 
 def qos(args) -> bool:
     pols = {q: ("kubedsm", {"promised": q, "qos": args.qos}) for q in ("all-one", "all-half", "ca", "respect-d")}
-    res = run(pols, [(1.5, 0.4)], args.seeds, HpaBehaviour(instant=args.instant), args.system_reserved)
+    res = run(pols, [(1.5, 0.4)], args.seeds, HpaBehaviour(instant=args.instant), args.system_reserved,
+              args.terminating_s)
     per = res[(1.5, 0.4)]
     print(f"{'promised':10s} " + " ".join(f"{d:>6s}" for d in "abcd") + "   mean")
     for q, rs in per.items():
@@ -200,6 +205,10 @@ def main() -> int:
     ap.add_argument("--qos", default="code", choices=["code", "paper"], help="KubeDSM's QoS form")
     ap.add_argument("--system-reserved", type=reserved, default=(0.0, 0.0), metavar="CORES,MIB",
                     help="held on each edge node by the system's pods (default 0,0: the inventory's capacities)")
+    ap.add_argument("--terminating-s", type=float, default=TERMINATING_S, metavar="S",
+                    help=f"how long a pod scaled down still holds its node's room, as Kubernetes' graceful "
+                         f"deletion does (default {TERMINATING_S:g}: a pod that exits on SIGTERM; 30: one that "
+                         f"waits out the grace period; 0: freed before new pods are placed)")
     ap.add_argument("--cycle-s", type=float, default=CYCLE_S, help="scenarios: seconds per cycle (the paper: 90)")
     ap.add_argument("--rate", type=float, default=2.0, help="scenarios: requests/s to each deployment")
     ap.add_argument("--out", default="scenarios/kubedsm", help="scenarios: the folder to write")

@@ -4,8 +4,9 @@ A schedule is a list of cycles, each a replica count per service: what the paper
 rates made the HPA want. The replay runs second by second: every HPA sync (15 s) moves each
 service's count toward the cycle's as Kubernetes' HPA does (:class:`HpaBehaviour`); pods beyond
 the count are removed in kube's ReplicaSet order (the node holding most of the service's
-replicas first, then the newest; the same rule for every policy); new pods are placed by the
-policy (or the placer a rescheduler names), interleaved across services, as one batch; a policy
+replicas first, then the newest; the same rule for every policy) and, as in Kubernetes, hold
+their requests while they terminate (``terminating_s``); new pods are placed by the policy (or
+the placer a rescheduler names), interleaved across services, as one batch; a policy
 that plans is asked every ``period_s`` (the code's 1 s suggestion period) and its moves made.
 The edge ratio is the mean over seconds of the mean over services of the share of pods on edge
 nodes. Every policy sees the same schedules.
@@ -67,6 +68,13 @@ def workload_name(m: float, sigma: float) -> str:
 
 
 GENERATOR_RESERVE = (1.0, 1024.0)  # cores, MiB per edge node: genny's load_config takes these off
+# CHOSEN: how long a pod scaled down keeps its node's room. Kubernetes deletes a pod gracefully:
+# it stays on its node, its requests counted by the scheduler, until its containers have exited
+# and the kubelet has reported it — a second or two for a process that exits on SIGTERM, up to
+# terminationGracePeriodSeconds (30 s) for one that does not. Pods created by the same scale-up
+# are scheduled within that time, so they cannot use the room the scale-down frees. 2 s: the
+# prompt case (harness's cells drain and exit at once); 0 frees the room before placing.
+TERMINATING_S = 2.0
 
 
 def m_sigma_schedule(app: App, model: LatencyModel, m: float, sigma: float, seed: int,
@@ -116,8 +124,8 @@ def scale_down_order(view: ClusterView, service: str) -> list[PodView]:
 class _Cluster:
     """The replay's cluster: a view, the pods' serials, and what happened."""
 
-    def __init__(self, app: App, model: LatencyModel):
-        self.app, self.model = app, model
+    def __init__(self, app: App, model: LatencyModel, terminating_s: float = TERMINATING_S):
+        self.app, self.model, self.terminating_s = app, model, terminating_s
         topo = model.topo
         self.nodes = {n: pm.NodeInfo(topo.roles[i], float(topo.cpus[i]), float(topo.memory_mib[i]))
                       for i, n in enumerate(topo.nodes)}
@@ -125,16 +133,38 @@ class _Cluster:
         self.view = ClusterView.build(app, model, self.up, [])
         self.serial, self.rejected, self.spent = 0, 0, 0.0
         self.migrations: dict[str, int] = {}
+        self.terminating: list[tuple[float, PodView]] = []  # (gone at, pod): room held, not a replica
 
-    def scale(self, counts: dict[str, int], placer: Policy) -> bool:
+    def _rebuild(self, pods) -> None:
+        """The view of ``pods``, the terminating pods' requests held as background on their nodes."""
+        n = len(self.model.topo.nodes)
+        cpu, mem = np.zeros(n), np.zeros(n)
+        for _, p in self.terminating:
+            cpu[self.view.index(p.node)] += p.cpu
+            mem[self.view.index(p.node)] += p.memory_mib
+        self.view = ClusterView.build(self.app, self.model, self.up, pods, background_cpu=cpu,
+                                      background_memory_mib=mem)
+
+    def expire(self, t: float) -> bool:
+        """Let go of the pods whose termination has ended by ``t``; whether any did."""
+        left = [(end, p) for end, p in self.terminating if end > t + 1e-9]
+        if len(left) == len(self.terminating):
+            return False
+        self.terminating = left
+        self._rebuild(list(self.view.pods))
+        return True
+
+    def scale(self, counts: dict[str, int], placer: Policy, t: float = 0.0) -> bool:
         keep = list(self.view.pods)
         for s, want in counts.items():
             mine = scale_down_order(self.view, s)
             for p in mine[:max(0, len(mine) - want)]:
                 keep.remove(p)
+                if self.terminating_s > 0:
+                    self.terminating.append((t + self.terminating_s, p))
         changed = len(keep) != len(self.view.pods)
         if changed:
-            self.view = ClusterView.build(self.app, self.model, self.up, keep)
+            self._rebuild(keep)
         have = {s: len(self.view.pods_of(s)) for s in self.app.services}
         waves = max([counts[s] - have[s] for s in self.app.services] + [0])
         pending = [self.view.pending(s) for w in range(waves) for s in self.app.services if have[s] + w < counts[s]]
@@ -169,14 +199,15 @@ class _Cluster:
 
 
 def replay(policy: Policy, name: str, app: App, model: LatencyModel, schedule: list[dict[str, int]],
-           hpa: HpaBehaviour = HpaBehaviour(), period_s: float = 1.0, cycle_s: float = CYCLE_S) -> Replay:
+           hpa: HpaBehaviour = HpaBehaviour(), period_s: float = 1.0, cycle_s: float = CYCLE_S,
+           terminating_s: float = TERMINATING_S) -> Replay:
     """Play ``schedule`` (a count per service per cycle) second by second: the HPA's syncs change
     the counts and the placer places new pods; a planner is asked every ``period_s`` (only when
     the cluster changed since it last answered idle: the policies are deterministic); each
-    second's edge shares are averaged."""
+    second's edge shares are averaged. A pod scaled down holds its room for ``terminating_s``."""
     placer = placer_for(policy)
     plans = policy.can(Ability.PLAN)
-    c = _Cluster(app, model)
+    c = _Cluster(app, model, terminating_s)
     history: dict[str, list[tuple[float, int]]] = {s: [] for s in app.services}
     counts = {s: 0 for s in app.services}
     idle = False
@@ -188,14 +219,15 @@ def replay(policy: Policy, name: str, app: App, model: LatencyModel, schedule: l
     for k in range(steps):
         t = k * period_s
         target = schedule[min(len(schedule) - 1, int(t // cycle_s))]
+        idle &= not c.expire(t)
         if hpa.instant and t % cycle_s < period_s / 2:
-            idle &= not c.scale(dict(target), placer)
+            idle &= not c.scale(dict(target), placer, t)
         elif not hpa.instant and k % sync_every == 0:
             for s in app.services:
                 n = counts[s]
                 want = stabilised(history[s], t, target[s], n, hpa.down_window_s)
                 counts[s] = min(want, scale_up_limit(n)) if n else want  # from zero: straight to the count
-            idle &= not c.scale(counts, placer)
+            idle &= not c.scale(counts, placer, t)
         if plans and not idle:
             idle = not c.plan(policy)
         shares = c.edge_shares()

@@ -214,6 +214,18 @@ def test_replay_is_deterministic_and_the_same_for_every_policy(setting):
     assert 0.3 < edge.edge_ratio <= 1.0
 
 
+def test_a_pod_scaled_down_holds_its_room_while_it_terminates(setting):
+    """Cycle 1 scales a from 14 pods to 1 and c from 1 to 5 at once: the edge (14 cores) is full,
+    so c's new pods find the room a's pods are leaving only if those have gone (``terminating_s``
+    0). Held for 2 s, c's new pods go to the cloud, where the default scheduler leaves them; c's
+    pods of cycle 2 (10 s later) find the room free again, unless the hold outlasts the run."""
+    app, model = setting
+    sched = [{"a": 14, "b": 1, "c": 1, "d": 1}, {"a": 1, "b": 1, "c": 5, "d": 1}, {"a": 1, "b": 1, "c": 9, "d": 1}]
+    share = {g: replay(build("k8s-edge"), "k8s-edge", app, model, sched, hpa=HpaBehaviour(instant=True), cycle_s=10,
+                       terminating_s=g).per_service["c"] for g in (0.0, 2.0, 60.0)}
+    assert share[0.0] > share[2.0] > share[60.0]
+
+
 def test_the_committed_workload_files_are_the_generators_seed_0(setting):
     """scenarios/kubedsm/*.yaml (benchmarks/kubedsm_paper.py scenarios) load as scenarios, and
     each plays the replay's seed-0 schedule of its workload: regenerate them if the generator moves."""
