@@ -184,16 +184,23 @@ class _Cluster:
     def edge_shares(self) -> dict[str, float]:
         return pm.edge_ratios(self.view.placement(), self.nodes)
 
-    def plan(self, policy: Policy) -> bool:
-        t = time.perf_counter()
+    def plan(self, policy: Policy, t: float = 0.0) -> bool:
+        """Ask the planner and make its valid moves in order. A moved pod's old copy terminates
+        like a scaled-down one (the paper's migration deletes it; harness's starts the new one
+        first), so the room it leaves is held too."""
+        clock = time.perf_counter()
         moves = policy.plan(self.view)
-        self.spent += time.perf_counter() - t
+        self.spent += time.perf_counter() - clock
         moved = False
         for mv in moves:
             if self.view.valid(mv):
-                kind = f"{self.view.node(self.view.pod(mv.pod).node).role}->{self.view.node(mv.node).role}"
+                old = self.view.pod(mv.pod)
+                kind = f"{self.view.node(old.node).role}->{self.view.node(mv.node).role}"
                 self.migrations[kind] = self.migrations.get(kind, 0) + 1
                 self.view = self.view.after(mv)
+                if self.terminating_s > 0:
+                    self.terminating.append((t + self.terminating_s, old))
+                    self._rebuild(list(self.view.pods))
                 moved = True
         return moved
 
@@ -229,7 +236,7 @@ def replay(policy: Policy, name: str, app: App, model: LatencyModel, schedule: l
                 counts[s] = min(want, scale_up_limit(n)) if n else want  # from zero: straight to the count
             idle &= not c.scale(counts, placer, t)
         if plans and not idle:
-            idle = not c.plan(policy)
+            idle = not c.plan(policy, t)
         shares = c.edge_shares()
         if shares:
             ratios.append(float(np.mean(list(shares.values()))))

@@ -226,6 +226,27 @@ def test_a_pod_scaled_down_holds_its_room_while_it_terminates(setting):
     assert share[0.0] > share[2.0] > share[60.0]
 
 
+def test_a_moved_pods_old_copy_holds_its_room_too(setting):
+    """A plan that moves a off a full edge node and c into the room it leaves: the second move
+    waits until the old copy of a has terminated."""
+    from harness.policies.contract import Move
+    from harness.rescheduler.replay import _Cluster
+
+    app, model = setting
+
+    class TwoMoves:
+        def plan(self, view):
+            return [Move("a-0", "n5"), Move("c-4", "n3")]
+
+    for hold, made in ((0.0, 2), (2.0, 1)):
+        c = _Cluster(app, model, terminating_s=hold)
+        c.view = view_with(app, model, [("a", "n3")] * 4 + [("c", "n5")])  # n3: 4 of its 4 cores
+        c.plan(TwoMoves(), t=10.0)
+        assert sum(c.migrations.values()) == made
+    assert not c.view.valid(Move("c-4", "n3"))
+    assert c.expire(12.0) and c.view.valid(Move("c-4", "n3"))
+
+
 def test_the_committed_workload_files_are_the_generators_seed_0(setting):
     """scenarios/kubedsm/*.yaml (benchmarks/kubedsm_paper.py scenarios) load as scenarios, and
     each plays the replay's seed-0 schedule of its workload: regenerate them if the generator moves."""
