@@ -3,13 +3,16 @@
 node the pods really took — the facts the replay's reading of the workloads rests on.
 
     git clone https://github.com/AUT-Cloud-Lab/MineDraft    # the logs are not copied into harness
-    .venv/bin/python benchmarks/kubedsm_logs.py MineDraft
+    .venv/bin/python benchmarks/kubedsm_logs.py MineDraft [--replay [--system-reserved 1,1024]]
 
 A log (reports/<scheduler>/<date>/normal_scenario_<m>_<σ>/*.json) is a list of snapshots, one
 every 15 s, each with the pods on every node. The edge ratio is computed as harness's replay and
 live runs compute it: per snapshot the mean over deployments A-D of the share of their pods on
 edge nodes (which nodes are edge: the logs' config.json), then the mean over snapshots and runs.
-Pod requests are Table 5's (workloads/kubedsm.json).
+Pod requests are Table 5's (workloads/kubedsm.json). ``--replay`` plays each logged run's own pod
+counts through harness's replay (harness.rescheduler.replay) with the policy that stands for its
+scheduler, and sets the replayed edge ratio beside the logged one: how far the replay's model of
+each scheduler is from what that scheduler did.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from harness.results import placement_metrics as pm
+from harness.results.stats import mean_ci95
+from kubedsm_paper import reserved, setting  # the replay's cluster and its --system-reserved reading
 from harness.spec.app import load_app
 
 REPO = Path(__file__).resolve().parents[1]
@@ -40,7 +45,8 @@ def table5_requests() -> dict[str, tuple[float, float]]:
 
 def read_run(path: Path, edge: set[str], req: dict[str, tuple[float, float]]
              ) -> tuple[float, np.ndarray, dict[str, list[tuple[float, float]]]]:
-    """(edge ratio, mean pods per deployment, per node the (cores, MiB) its pods request per snapshot)."""
+    """(edge ratio, pods per deployment per snapshot (T, 4; deployments in name order), per node
+    the (cores, MiB) its pods request per snapshot)."""
     ratios, counts, held = [], [], defaultdict(list)
     for snap in json.loads(path.read_text()):
         placement: dict[str, list[str]] = defaultdict(list)  # deployment -> the node of each pod
@@ -56,12 +62,17 @@ def read_run(path: Path, edge: set[str], req: dict[str, tuple[float, float]]
             roles = {n: pm.NodeInfo("edge" if n in edge else "other", 0.0, 0.0) for w in placement.values() for n in w}
             ratios.append(np.mean(list(pm.edge_ratios(placement, roles).values())))
             counts.append([len(placement[d]) for d in sorted(req)])
-    return float(np.mean(ratios)), np.mean(counts, axis=0), held
+    return float(np.mean(ratios)), np.array(counts), held
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("minedraft", type=Path, help="a checkout of AUT-Cloud-Lab/MineDraft")
+    ap.add_argument("--replay", action="store_true",
+                    help="also replay each logged run's own pod counts with harness's policies (a few minutes)")
+    ap.add_argument("--system-reserved", type=reserved, default=(1.0, 1024.0), metavar="CORES,MIB",
+                    help="--replay: held on each edge node by the system (default 1,1024: the logs never show "
+                         "an edge node holding more than its capacity less 1 core and 1.2 GB)")
     args = ap.parse_args()
     config = args.minedraft / "config.json"
     if not config.is_file():
@@ -72,6 +83,7 @@ def main() -> int:
     ratio: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     pods: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
     held: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    traces: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
     req = table5_requests()
     for path in sorted((args.minedraft / "reports").glob("*/*/normal_scenario_*/*.json")):
         m = RUN.search(path.name)
@@ -80,7 +92,8 @@ def main() -> int:
         who = f"{path.parts[-4]}@{path.parts[-3]}"  # scheduler@date: each date is a separate campaign
         r, c, h = read_run(path, edge, req)
         ratio[who][m.group(1)].append(r)
-        pods[who][m.group(1)].append(c)
+        pods[who][m.group(1)].append(c.mean(axis=0))
+        traces[who][m.group(1)].append(c)
         if path.parts[-4] == "ecmus-qos-aware":
             for node, xs in h.items():
                 held[node] += xs
@@ -104,7 +117,41 @@ def main() -> int:
         role = "edge" if node in edge else "not edge"
         print(f"  {node or 'no node (pending)'} ({role}): most {a[:, 0].max():g} cores, {a[:, 1].max():g} MiB; median {np.median(a[:, 0]):g} cores, "
               f"{np.median(a[:, 1]):g} MiB")
+    if args.replay:
+        replayed(complete, traces, args.system_reserved)
     return 0
+
+
+# the harness policy that stands for each of the logs' schedulers
+POLICY_OF = {"ecmus-qos-aware": "kubedsm", "kube-schedule": "k8s-edge", "biggest-edge-first-scheduler": "bef",
+             "smallest-edge-first-scheduler": "sef", "random-scheduler": "random", "cloud-first-scheduler": "cf"}
+
+
+def replayed(logged: dict[str, dict[str, list[float]]], traces, reserved: tuple[float, float]) -> None:
+    """Each logged run's own pod counts (one snapshot every 15 s, each at once) replayed with the
+    harness policy that stands for its scheduler, on the edge less ``reserved`` per node: the
+    replay's edge ratio beside the one the run logged, run by run, so the two share the counts."""
+    from harness.policies import build
+    from harness.rescheduler.replay import HpaBehaviour, replay, with_system_reserved
+
+    app, model = setting()
+    cluster = with_system_reserved(model, *reserved)
+    print(f"\nthe logged runs' own counts replayed (snapshots 15 s apart, each at once; edge nodes less "
+          f"{reserved[0]:g} cores and {reserved[1]:g} MiB):")
+    print(f"{'scheduler@date':48s} {'policy':>8s}  logged  replayed  replayed - logged (95 %)")
+    for who, per in sorted(logged.items()):
+        policy = POLICY_OF.get(who.split("@")[0])
+        if policy is None:
+            continue
+        pairs = []
+        for wl in SWEEP:
+            for r, trace in zip(per[wl], traces[who][wl]):
+                schedule = [{s: max(1, int(n)) for s, n in zip(sorted(app.services), row)} for row in trace]
+                rep = replay(build(policy), policy, app, cluster, schedule, hpa=HpaBehaviour(instant=True), cycle_s=15.0)
+                pairs.append((r, rep.edge_ratio))
+        a = np.array(pairs)
+        mean, half = mean_ci95(list(a[:, 1] - a[:, 0]))
+        print(f"{who:48s} {policy:>8s}  {a[:, 0].mean():.3f}   {a[:, 1].mean():.3f}    {mean:+.3f} ± {half:.3f}", flush=True)
 
 
 if __name__ == "__main__":
