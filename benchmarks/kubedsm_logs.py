@@ -28,8 +28,10 @@ import numpy as np
 
 from harness.results import placement_metrics as pm
 from harness.results.stats import mean_ci95
-from kubedsm_paper import reserved, setting  # the replay's cluster and its --system-reserved reading
 from harness.spec.app import load_app
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kubedsm_paper import reserved, setting  # noqa: E402  (the replay's cluster and its --system-reserved reading)
 
 REPO = Path(__file__).resolve().parents[1]
 SWEEP = [f"1.{k}_0.4" for k in range(1, 7)]
@@ -71,8 +73,8 @@ def main() -> int:
     ap.add_argument("--replay", action="store_true",
                     help="also replay each logged run's own pod counts with harness's policies (a few minutes)")
     ap.add_argument("--system-reserved", type=reserved, default=(1.0, 1024.0), metavar="CORES,MIB",
-                    help="--replay: held on each edge node by the system (default 1,1024: the logs never show "
-                         "an edge node holding more than its capacity less 1 core and 1.2 GB)")
+                    help="--replay: held on each edge node by the system (default 1,1024: the 2025-02-22 logs "
+                         "never show an edge node holding more than its capacity less 1 core and 1.2 GB)")
     args = ap.parse_args()
     config = args.minedraft / "config.json"
     if not config.is_file():
@@ -127,17 +129,17 @@ POLICY_OF = {"ecmus-qos-aware": "kubedsm", "kube-schedule": "k8s-edge", "biggest
              "smallest-edge-first-scheduler": "sef", "random-scheduler": "random", "cloud-first-scheduler": "cf"}
 
 
-def replayed(logged: dict[str, dict[str, list[float]]], traces, reserved: tuple[float, float]) -> None:
+def replayed(logged: dict[str, dict[str, list[float]]], traces, system_reserved: tuple[float, float]) -> None:
     """Each logged run's own pod counts (one snapshot every 15 s, each at once) replayed with the
-    harness policy that stands for its scheduler, on the edge less ``reserved`` per node: the
+    harness policy that stands for its scheduler, on the edge less ``system_reserved`` per node: the
     replay's edge ratio beside the one the run logged, run by run, so the two share the counts."""
     from harness.policies import build
     from harness.rescheduler.replay import HpaBehaviour, replay, with_system_reserved
 
     app, model = setting()
-    cluster = with_system_reserved(model, *reserved)
+    cluster = with_system_reserved(model, *system_reserved)
     print(f"\nthe logged runs' own counts replayed (snapshots 15 s apart, each at once; edge nodes less "
-          f"{reserved[0]:g} cores and {reserved[1]:g} MiB):")
+          f"{system_reserved[0]:g} cores and {system_reserved[1]:g} MiB):")
     print(f"{'scheduler@date':48s} {'policy':>8s}  logged  replayed  replayed - logged (95 %)")
     for who, per in sorted(logged.items()):
         policy = POLICY_OF.get(who.split("@")[0])
