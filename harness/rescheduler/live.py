@@ -1,8 +1,9 @@
 """The live cluster as the move loop's world, and the placement of new pods on it.
 
 ``LiveView`` turns the running cluster into a ClusterView: its pods (oldest first), the nodes up
-or down, no background load (on a testbed the only load the scheduler accounts for is the pods'
-requests), and the latency model built from the profile and the RTTs the testbed has now.
+or down, as background load only the requests of pods on their way out (retired, terminating: on
+a testbed the only load the scheduler accounts for is pods' requests), and the latency model
+built from the profile and the RTTs the testbed has now.
 ``LiveWorld`` makes each move make-before-break; ``reschedule`` is one round of the one move
 loop on it; ``place_new`` starts pods where the placer says (self-healing, scale-ups).
 """
@@ -13,6 +14,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
+
+import numpy as np
 
 from harness.errors import TestbedError
 from harness.policies.contract import ClusterView, Move, PendingPod, PodView, Policy
@@ -43,13 +46,20 @@ class LiveView:
         self.nodes = list(self.model.topo.nodes)
 
     def view(self) -> tuple[ClusterView, dict[str, Pod]]:
-        """The cluster as a policy sees it, and the Pod behind each pod name."""
+        """The cluster as a policy sees it, and the Pod behind each pod name. Pods on their way out
+        (``Cluster.leaving``) are not replicas, but their room is held, as background load."""
         pods = {p.name: p for p in self.cluster.pods() if p.node in self.nodes}
         views = [PodView(p.name, p.service, p.node, self.app.cpu_request(p.service), self.app.memory_request(p.service))
                  for p in pods.values() if p.service in self.app.services]
+        cpu, memory = np.zeros(len(self.nodes)), np.zeros(len(self.nodes))
+        for p in self.cluster.leaving():
+            if p.node in self.nodes and p.service in self.app.services:
+                cpu[self.nodes.index(p.node)] += self.app.cpu_request(p.service)
+                memory[self.nodes.index(p.node)] += self.app.memory_request(p.service)
         up = [self.cluster.node_up(n) for n in self.nodes]
         rate, users = self.load()
-        return ClusterView.build(self.app, self.model, up, views, rate=rate, users=users), pods
+        return ClusterView.build(self.app, self.model, up, views, background_cpu=cpu, background_memory_mib=memory,
+                                 rate=rate, users=users), pods
 
     def predicted(self, rate: float | None = None, users: int | None = None) -> dict | None:
         """The model's latency for the current pods with its breakdown (``LatencyModel.predict``),

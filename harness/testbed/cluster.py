@@ -126,6 +126,13 @@ class Cluster(ABC):
         """Pods that serve (published or about to be), oldest first."""
 
     @abstractmethod
+    def leaving(self) -> list["Pod"]:
+        """Pods that no longer serve but still hold their node's room: retired and not yet stopped,
+        or (Kubernetes) terminating. A pod placed now cannot use that room: kube-scheduler counts a
+        terminating pod's requests, and the kubelet admits a pod only into what the pods still on
+        its node leave."""
+
+    @abstractmethod
     def start_pod(self, service: str, node: str) -> "Pod":
         """Start one replica of ``service`` on ``node``; it is not yet published. Refuses a node the
         app's placement constraints forbid (``check_binding``)."""

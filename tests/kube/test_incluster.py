@@ -43,3 +43,24 @@ def test_service_binds_unbound_pods_and_moves_out_of_a_bad_placement(tmp_path):
     assert {e["event"] for e in events} >= {"start", "bound", "move", "stop"}
     assert len(view_before) == 4
     assert {p.node for p in after} != {p.node for p in view_before}
+
+
+def test_a_terminating_pods_room_is_held_in_the_view(tmp_path):
+    """A pod on its way out is no replica in the policies' view, but its node's room stays taken
+    (kube-scheduler counts a terminating pod's requests; a pod bound into that room would be
+    refused by the kubelet)."""
+    from harness.rescheduler.live import LiveView
+
+    app = load_app(REPO / "workloads/chain.json")
+    profile = load_profile(REPO / "profiles/chain.reach-local.json")
+    with fake_kube_cluster(tmp_path / ".harness") as cluster:
+        deploy(cluster, app, BAD)
+        live = LiveView(app, profile, cluster.state, cluster)
+        before, _ = live.view()
+        ml = next(p for p in cluster.pods() if p.service == "ml")
+        cluster.retire_pod(ml)
+        after, pods = live.view()
+    node = after.node(ml.node)
+    assert ml.name not in pods and len(after.pods) == len(before.pods) - 1
+    assert node.background_cpu == app.cpu_request("ml") and node.background_memory_mib == app.memory_request("ml")
+    assert node.used_cpu == before.node(ml.node).used_cpu  # the room is still taken

@@ -99,6 +99,19 @@ def test_move_pod_is_make_before_break(cluster, chain):
     assert len(cluster.pods()) == 5
 
 
+def test_a_pod_on_its_way_out_is_no_replica_but_still_holds_its_room(cluster, chain):
+    """Retired, and (Kubernetes) terminating after its stop, a pod is not listed among the pods
+    but among those leaving, until it is gone."""
+    ml = next(p for p in cluster.pods() if p.service == "ml")
+    assert cluster.leaving() == []
+    cluster.retire_pod(ml)
+    assert ml.name not in {p.name for p in cluster.pods()}
+    assert [(p.name, p.node) for p in cluster.leaving()] == [(ml.name, ml.node)]
+    cluster.stop_pod(ml, drain_seconds=1)
+    assert ml.name not in {p.name for p in cluster.pods()}
+    assert wait_until(lambda: cluster.leaving() == [])
+
+
 def test_a_killed_pod_is_dead_until_replaced(cluster, chain):
     db = next(p for p in cluster.pods() if p.service == "db")
     cluster.kill_pod(db)

@@ -225,6 +225,15 @@ class KubeCluster(Cluster):
         live.sort(key=lambda p: (_created(p), p.metadata.name))
         return [self._as_pod(p) for p in live] + list(self._killed.values())
 
+    def leaving(self) -> list[Pod]:
+        going = [p for p in self._pods_raw()
+                 if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed")
+                 and p.metadata.name not in self._killed
+                 and (p.metadata.deletion_timestamp is not None
+                      or (p.metadata.annotations or {}).get(RETIRED) == "true")]
+        going.sort(key=lambda p: (_created(p), p.metadata.name))
+        return [self._as_pod(p) for p in going]
+
     def _scale(self, service: str, delta: int) -> int:
         scale = self.apps.read_namespaced_deployment_scale(service, self.namespace)
         replicas = max(0, (scale.spec.replicas or 0) + delta)

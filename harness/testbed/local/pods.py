@@ -81,6 +81,10 @@ class LocalPods:
         d = self._load()
         return [Pod(**p) for p in d["pods"] if p["name"] not in d["retired"]]
 
+    def leaving(self) -> list[Pod]:
+        d = self._load()
+        return [Pod(**p) for p in d["pods"] if p["name"] in d["retired"]]
+
     def start_pod(self, service: str, node: str) -> Pod:
         app = self.app()
         if app is None or service not in app.services:
