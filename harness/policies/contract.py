@@ -121,19 +121,24 @@ class ClusterView:
     @classmethod
     def build(cls, app: App, model: LatencyModel, up: Sequence[bool], pods: Sequence[PodView],
               background_cpu: Sequence[float] | None = None, background_memory_mib: Sequence[float] | None = None,
-              rate: float | None = None, users: int | None = None):
-        """A view from the pods and what else uses each node (background load, sim scenarios)."""
+              rate: float | None = None, users: int | None = None, leaving: Sequence[PodView] = ()):
+        """A view from the pods and what else uses each node (background load, sim scenarios).
+        ``leaving``: pods on their way out (retired, terminating), no replicas any more, whose
+        requests stay on their nodes as background until they are gone — as kube-scheduler counts
+        a terminating pod's."""
         topo = model.topo
         n = len(topo.nodes)
-        cpu = np.array(background_cpu if background_cpu is not None else np.zeros(n), float)
-        mem = np.array(background_memory_mib if background_memory_mib is not None else np.zeros(n), float)
         index = {name: i for i, name in enumerate(topo.nodes)}
+        bg_cpu = np.array(background_cpu if background_cpu is not None else np.zeros(n), float)
+        bg_mem = np.array(background_memory_mib if background_memory_mib is not None else np.zeros(n), float)
+        for p in leaving:
+            bg_cpu[index[p.node]] += p.cpu
+            bg_mem[index[p.node]] += p.memory_mib
+        cpu, mem = bg_cpu.copy(), bg_mem.copy()
         for p in pods:  # one addition at a time, in pod order: the sums the simulator makes
             i = index[p.node]
             cpu[i] += p.cpu
             mem[i] += p.memory_mib
-        bg_cpu = background_cpu if background_cpu is not None else np.zeros(n)
-        bg_mem = background_memory_mib if background_memory_mib is not None else np.zeros(n)
         nodes = tuple(NodeView(name, topo.node_types[i], topo.tiers[i], float(topo.cpus[i]), float(topo.memory_mib[i]),
                                bool(up[i]), float(cpu[i]), float(mem[i]), float(bg_cpu[i]), float(bg_mem[i]),
                                topo.roles[i], topo.sites[i], float(topo.costs[i]), float(topo.gpus[i]))

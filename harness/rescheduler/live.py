@@ -15,8 +15,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-import numpy as np
-
 from harness.errors import TestbedError
 from harness.policies.contract import ClusterView, Move, PendingPod, PodView, Policy
 from harness.rescheduler.loop import CycleGuard, MoveFailed, Round, run_round
@@ -49,17 +47,14 @@ class LiveView:
         """The cluster as a policy sees it, and the Pod behind each pod name. Pods on their way out
         (``Cluster.leaving``) are not replicas, but their room is held, as background load."""
         pods = {p.name: p for p in self.cluster.pods() if p.node in self.nodes}
-        views = [PodView(p.name, p.service, p.node, self.app.cpu_request(p.service), self.app.memory_request(p.service))
-                 for p in pods.values() if p.service in self.app.services]
-        cpu, memory = np.zeros(len(self.nodes)), np.zeros(len(self.nodes))
-        for p in self.cluster.leaving():
-            if p.node in self.nodes and p.service in self.app.services:
-                cpu[self.nodes.index(p.node)] += self.app.cpu_request(p.service)
-                memory[self.nodes.index(p.node)] += self.app.memory_request(p.service)
         up = [self.cluster.node_up(n) for n in self.nodes]
         rate, users = self.load()
-        return ClusterView.build(self.app, self.model, up, views, background_cpu=cpu, background_memory_mib=memory,
-                                 rate=rate, users=users), pods
+        return ClusterView.build(self.app, self.model, up, self._pod_views(pods.values()), rate=rate, users=users,
+                                 leaving=self._pod_views(self.cluster.leaving())), pods
+
+    def _pod_views(self, pods) -> list[PodView]:
+        return [PodView(p.name, p.service, p.node, self.app.cpu_request(p.service), self.app.memory_request(p.service))
+                for p in pods if p.node in self.nodes and p.service in self.app.services]
 
     def predicted(self, rate: float | None = None, users: int | None = None) -> dict | None:
         """The model's latency for the current pods with its breakdown (``LatencyModel.predict``),

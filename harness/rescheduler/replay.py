@@ -136,14 +136,8 @@ class _Cluster:
         self.terminating: list[tuple[float, PodView]] = []  # (gone at, pod): room held, not a replica
 
     def _rebuild(self, pods) -> None:
-        """The view of ``pods``, the terminating pods' requests held as background on their nodes."""
-        n = len(self.model.topo.nodes)
-        cpu, mem = np.zeros(n), np.zeros(n)
-        for _, p in self.terminating:
-            cpu[self.view.index(p.node)] += p.cpu
-            mem[self.view.index(p.node)] += p.memory_mib
-        self.view = ClusterView.build(self.app, self.model, self.up, pods, background_cpu=cpu,
-                                      background_memory_mib=mem)
+        """The view of ``pods``, the terminating pods' room held."""
+        self.view = ClusterView.build(self.app, self.model, self.up, pods, leaving=[p for _, p in self.terminating])
 
     def expire(self, t: float) -> bool:
         """Let go of the pods whose termination has ended by ``t``; whether any did."""
