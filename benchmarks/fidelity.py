@@ -354,13 +354,10 @@ def replayed(run, model, X, reference_ms: float | None) -> dict:
     warm = float(s.get("warmup_s", 0) or 0)
     mine = (in_window(df, run.t0 or 0, (run.t0 or 0) + warm + s["window_s"], warm) & ok_mask(df)).to_numpy()
     t, measured = df.t_send.to_numpy()[mine], df.latency_ms.to_numpy()[mine]
-    out = {}
+    out = {"replay_ms": None, "replay_ci_ms": None, "replay_host_ms": None, "replay_host_ci_ms": None}
     times, ms = host_samples(run.events)
-    for key, slowdown in (("replay", None),
-                          ("replay_host", host_slowdown(times, ms, reference_ms) if ms and reference_ms else False)):
-        if slowdown is False:
-            out[f"{key}_ms"] = out[f"{key}_ci_ms"] = None
-            continue
+    slowdowns = {"replay": None} | ({"replay_host": host_slowdown(times, ms, reference_ms)} if ms and reference_ms else {})
+    for key, slowdown in slowdowns.items():  # replay_host stays None for runs that did not sample the host
         predicted = replay_ms(model, X, df.t_send.to_numpy(), slowdown=slowdown)[mine]
         _, p, half = paired_error(t, measured, predicted)
         out[f"{key}_ms"], out[f"{key}_ci_ms"] = round(p, 2), None if half is None else round(half, 2)

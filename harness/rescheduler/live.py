@@ -46,11 +46,12 @@ class LiveView:
     def view(self) -> tuple[ClusterView, dict[str, Pod]]:
         """The cluster as a policy sees it, and the Pod behind each pod name. Pods on their way out
         (``Cluster.leaving``) are not replicas, but their room is held, as background load."""
-        pods = {p.name: p for p in self.cluster.pods() if p.node in self.nodes}
+        serving, leaving = self.cluster.pods_and_leaving()
+        pods = {p.name: p for p in serving if p.node in self.nodes}
         up = [self.cluster.node_up(n) for n in self.nodes]
         rate, users = self.load()
         return ClusterView.build(self.app, self.model, up, self._pod_views(pods.values()), rate=rate, users=users,
-                                 leaving=self._pod_views(self.cluster.leaving())), pods
+                                 leaving=self._pod_views(leaving)), pods
 
     def _pod_views(self, pods) -> list[PodView]:
         return [PodView(p.name, p.service, p.node, self.app.cpu_request(p.service), self.app.memory_request(p.service))

@@ -122,15 +122,20 @@ class Cluster(ABC):
     def app(self) -> "App | None": ...
 
     @abstractmethod
+    def pods_and_leaving(self) -> tuple[list["Pod"], list["Pod"]]:
+        """From one read of the cluster: the pods that serve (``pods``) and those on their way out
+        (``leaving``), each oldest first."""
+
     def pods(self) -> list["Pod"]:
         """Pods that serve (published or about to be), oldest first."""
+        return self.pods_and_leaving()[0]
 
-    @abstractmethod
     def leaving(self) -> list["Pod"]:
         """Pods that no longer serve but still hold their node's room: retired and not yet stopped,
         or (Kubernetes) terminating. A pod placed now cannot use that room: kube-scheduler counts a
         terminating pod's requests, and the kubelet admits a pod only into what the pods still on
         its node leave."""
+        return self.pods_and_leaving()[1]
 
     @abstractmethod
     def start_pod(self, service: str, node: str) -> "Pod":

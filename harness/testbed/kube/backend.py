@@ -216,23 +216,16 @@ class KubeCluster(Cluster):
         return Pod(name=p.metadata.name, service=p.metadata.labels["app"], node=p.spec.node_name,
                    address=p.status.pod_ip or "", port=CELL_PORT)
 
-    def pods(self) -> list[Pod]:
-        live = [p for p in self._pods_raw()
-                if p.spec.node_name and p.metadata.deletion_timestamp is None
-                and (p.metadata.annotations or {}).get(RETIRED) != "true"
-                and p.status.phase not in ("Succeeded", "Failed")
-                and p.metadata.name not in self._killed]
-        live.sort(key=lambda p: (_created(p), p.metadata.name))
-        return [self._as_pod(p) for p in live] + list(self._killed.values())
-
-    def leaving(self) -> list[Pod]:
-        going = [p for p in self._pods_raw()
-                 if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed")
-                 and p.metadata.name not in self._killed
-                 and (p.metadata.deletion_timestamp is not None
-                      or (p.metadata.annotations or {}).get(RETIRED) == "true")]
-        going.sort(key=lambda p: (_created(p), p.metadata.name))
-        return [self._as_pod(p) for p in going]
+    def pods_and_leaving(self) -> tuple[list[Pod], list[Pod]]:
+        """The bound pods still running, from one list call: those that serve (and the killed ones,
+        which stay listed until replaced) and those retired or terminating."""
+        serving, going = [], []
+        for p in sorted(self._pods_raw(), key=lambda p: (_created(p), p.metadata.name)):
+            if not p.spec.node_name or p.status.phase in ("Succeeded", "Failed") or p.metadata.name in self._killed:
+                continue
+            out = p.metadata.deletion_timestamp is not None or (p.metadata.annotations or {}).get(RETIRED) == "true"
+            (going if out else serving).append(self._as_pod(p))
+        return serving + list(self._killed.values()), going
 
     def _scale(self, service: str, delta: int) -> int:
         scale = self.apps.read_namespaced_deployment_scale(service, self.namespace)

@@ -77,13 +77,12 @@ class LocalPods:
         return parse_app(json.loads(self.app_file.read_text()), str(self.app_file))
 
     # pods ----------------------------------------------------------------
-    def pods(self) -> list[Pod]:
+    def pods_and_leaving(self) -> tuple[list[Pod], list[Pod]]:
         d = self._load()
-        return [Pod(**p) for p in d["pods"] if p["name"] not in d["retired"]]
-
-    def leaving(self) -> list[Pod]:
-        d = self._load()
-        return [Pod(**p) for p in d["pods"] if p["name"] in d["retired"]]
+        serving, going = [], []
+        for p in d["pods"]:
+            (going if p["name"] in d["retired"] else serving).append(Pod(**p))
+        return serving, going
 
     def start_pod(self, service: str, node: str) -> Pod:
         app = self.app()
