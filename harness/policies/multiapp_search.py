@@ -15,6 +15,14 @@ then ``horizon`` more apps, or all of them: -1), choosing argmin g + γ·J̃. γ
 ahead, so it takes the first-ranked node — the greedy's choice — and restarts as the greedy
 does: the two give the same assignment. A completion that gets stuck in the current app costs
 infinity; a later app it rejects costs ``reject_cost``.
+
+**A base that holds back pending sources** (``reserve_ms`` > 0; harness's addition, off by
+default): the base policy ranks a node that is the source of an app still to come (not the
+current app's own) ``reserve_ms`` of delay dearer, so its completion leaves the room where that
+app would pay no delay. The agents still rank by their immediate cost, and J̃ is still the
+objective's cost of the completion. Why: an agent that moves one microservice off another app's
+source gains nothing when the paper's greedy then puts the app's other microservices there all
+the same; only the pair moved together frees the room (README, paper 003).
 """
 
 from __future__ import annotations
@@ -49,32 +57,45 @@ def _feasible(k, v, assign, free_cpu, free_ram, cpu, ram, arc_start, arc_other, 
 
 
 @numba.njit(cache=True)
-def _ranked(k, theta, src, assign, free_cpu, free_ram, w, cpu, ram, data, arc_start, arc_other, arc_lambda,
-            op, net, delay):
-    """Feasible nodes for microservice k, by immediate cost (stable), and those costs."""
+def _held_back(a, v, src, reserve, pending):
+    """What ranking node v costs app a beyond its objective: ``reserve`` when v is the source of
+    an app after a and not a's own (0 for the paper's greedy, reserve = 0)."""
+    if reserve > 0.0 and v != src and pending[v] > a:
+        return reserve
+    return 0.0
+
+
+@numba.njit(cache=True)
+def _ranked(a, k, theta, src, reserve, pending, assign, free_cpu, free_ram, w, cpu, ram, data, arc_start, arc_other,
+            arc_lambda, op, net, delay):
+    """Feasible nodes for microservice k (of app a), by immediate cost plus what holding back
+    pending apps' sources adds (stable), and their immediate costs."""
     V = len(op)
     nodes = np.empty(V, np.int64)
     costs = np.empty(V)
+    ranks = np.empty(V)
     m = 0
     for v in range(V):
         if _feasible(k, v, assign, free_cpu, free_ram, cpu, ram, arc_start, arc_other, arc_lambda, delay):
             nodes[m] = v
             costs[m] = _increase(k, v, theta, src, w, data, op, net, delay)
+            ranks[m] = costs[m] + _held_back(a, v, src, reserve, pending)
             m += 1
-    order = np.argsort(costs[:m], kind="mergesort")
+    order = np.argsort(ranks[:m], kind="mergesort")
     return nodes[:m][order], costs[:m][order]
 
 
 @numba.njit(cache=True)
-def _best(k, theta, src, assign, free_cpu, free_ram, w, cpu, ram, data, arc_start, arc_other, arc_lambda,
-          op, net, delay):
-    """The greedy's node for microservice k (-1 if none is feasible) and its immediate cost."""
-    best, best_cost = -1, INF
+def _best(a, k, theta, src, reserve, pending, assign, free_cpu, free_ram, w, cpu, ram, data, arc_start, arc_other,
+          arc_lambda, op, net, delay):
+    """The greedy's node for microservice k of app a (-1 if none is feasible) and its immediate cost."""
+    best, best_cost, best_rank = -1, INF, INF
     for v in range(len(op)):
         if _feasible(k, v, assign, free_cpu, free_ram, cpu, ram, arc_start, arc_other, arc_lambda, delay):
             c = _increase(k, v, theta, src, w, data, op, net, delay)
-            if c < best_cost:
-                best, best_cost = v, c
+            r = c + _held_back(a, v, src, reserve, pending)
+            if r < best_rank:
+                best, best_cost, best_rank = v, c, r
     return best, best_cost
 
 
@@ -96,15 +117,15 @@ def _undo_app(a, app_start, assign, free_cpu, free_ram, cpu, ram):
 
 
 @numba.njit(cache=True)
-def _finish_app(a, k0, theta, assign, free_cpu, free_ram, w, app_start, source, cpu, ram, data, arc_start, arc_other,
-                arc_lambda, op, net, delay):
+def _finish_app(a, k0, theta, reserve, pending, assign, free_cpu, free_ram, w, app_start, source, cpu, ram, data,
+                arc_start, arc_other, arc_lambda, op, net, delay):
     """Greedy for microservices k0.. of app a (earlier ones placed, the app's θ so far given).
     Returns the cost added, or INF if one cannot be placed (what was placed stays: the caller undoes)."""
     total = 0.0
     src = source[a]
     for k in range(k0, app_start[a + 1]):
-        v, c = _best(k, theta, src, assign, free_cpu, free_ram, w, cpu, ram, data, arc_start, arc_other, arc_lambda,
-                     op, net, delay)
+        v, c = _best(a, k, theta, src, reserve, pending, assign, free_cpu, free_ram, w, cpu, ram, data, arc_start,
+                     arc_other, arc_lambda, op, net, delay)
         if v < 0:
             return INF
         _put(k, v, assign, free_cpu, free_ram, cpu, ram)
@@ -115,17 +136,17 @@ def _finish_app(a, k0, theta, assign, free_cpu, free_ram, w, app_start, source, 
 
 
 @numba.njit(cache=True)
-def _greedy_app(a, assign, free_cpu, free_ram, w, app_start, source, cpu, ram, data, arc_start, arc_other, arc_lambda,
-                op, net, delay):
+def _greedy_app(a, reserve, pending, assign, free_cpu, free_ram, w, app_start, source, cpu, ram, data, arc_start,
+                arc_other, arc_lambda, op, net, delay):
     """The greedy for a whole app, with its restarts. Returns the cost added, or INF (rejected, nothing placed)."""
     k0 = app_start[a]
     src = source[a]
-    nodes, costs = _ranked(k0, 0.0, src, assign, free_cpu, free_ram, w, cpu, ram, data, arc_start, arc_other,
-                           arc_lambda, op, net, delay)
+    nodes, costs = _ranked(a, k0, 0.0, src, reserve, pending, assign, free_cpu, free_ram, w, cpu, ram, data,
+                           arc_start, arc_other, arc_lambda, op, net, delay)
     for r in range(len(nodes)):
         _put(k0, nodes[r], assign, free_cpu, free_ram, cpu, ram)
-        rest = _finish_app(a, k0 + 1, delay[src, nodes[r]], assign, free_cpu, free_ram, w, app_start, source, cpu, ram,
-                           data, arc_start, arc_other, arc_lambda, op, net, delay)
+        rest = _finish_app(a, k0 + 1, delay[src, nodes[r]], reserve, pending, assign, free_cpu, free_ram, w, app_start,
+                           source, cpu, ram, data, arc_start, arc_other, arc_lambda, op, net, delay)
         if rest < INF:
             return costs[r] + rest
         _undo_app(a, app_start, assign, free_cpu, free_ram, cpu, ram)
@@ -136,35 +157,38 @@ def _greedy_app(a, assign, free_cpu, free_ram, w, app_start, source, cpu, ram, d
 def greedy(w, app_start, source, cpu, ram, data, arc_start, arc_other, arc_lambda, op, net, delay, node_cpu, node_ram):
     assign = np.full(len(cpu), -1, np.int64)
     free_cpu, free_ram = node_cpu.copy(), node_ram.copy()
+    none_pending = np.full(len(op), -1, np.int64)
     for a in range(len(source)):
-        _greedy_app(a, assign, free_cpu, free_ram, w, app_start, source, cpu, ram, data, arc_start, arc_other,
-                    arc_lambda, op, net, delay)
+        _greedy_app(a, 0.0, none_pending, assign, free_cpu, free_ram, w, app_start, source, cpu, ram, data, arc_start,
+                    arc_other, arc_lambda, op, net, delay)
     return assign
 
 
 @numba.njit(cache=True)
-def _lookahead(a, k, theta, last_app, reject_cost, assign, free_cpu, free_ram, w, app_start, source, cpu, ram, data,
-               arc_start, arc_other, arc_lambda, op, net, delay):
-    """J̃: the greedy's cost of completing app a from microservice k, then apps a+1..last_app, on copies."""
+def _lookahead(a, k, theta, last_app, reject_cost, reserve, pending, assign, free_cpu, free_ram, w, app_start, source,
+               cpu, ram, data, arc_start, arc_other, arc_lambda, op, net, delay):
+    """J̃: the base policy's cost of completing app a from microservice k, then apps a+1..last_app,
+    on copies (the objective's cost: what the base holds back for pending sources only steers it)."""
     assign = assign.copy()
     free_cpu, free_ram = free_cpu.copy(), free_ram.copy()
-    total = _finish_app(a, k, theta, assign, free_cpu, free_ram, w, app_start, source, cpu, ram, data, arc_start,
-                        arc_other, arc_lambda, op, net, delay)
+    total = _finish_app(a, k, theta, reserve, pending, assign, free_cpu, free_ram, w, app_start, source, cpu, ram,
+                        data, arc_start, arc_other, arc_lambda, op, net, delay)
     if total == INF:
         return INF
     for b in range(a + 1, last_app + 1):
-        c = _greedy_app(b, assign, free_cpu, free_ram, w, app_start, source, cpu, ram, data, arc_start, arc_other,
-                        arc_lambda, op, net, delay)
+        c = _greedy_app(b, reserve, pending, assign, free_cpu, free_ram, w, app_start, source, cpu, ram, data,
+                        arc_start, arc_other, arc_lambda, op, net, delay)
         total += reject_cost if c == INF else c
     return total
 
 
 @numba.njit(cache=True)
-def _choose(a, k, theta, forced, beta_share, beta_count, gamma, horizon, reject_cost, assign, free_cpu, free_ram, w,
-            app_start, source, cpu, ram, data, arc_start, arc_other, arc_lambda, op, net, delay):
-    """The rollout's node for microservice k (``forced`` ≥ 0: that rank of the ranked list), or -1."""
-    nodes, costs = _ranked(k, theta, source[a], assign, free_cpu, free_ram, w, cpu, ram, data, arc_start, arc_other,
-                           arc_lambda, op, net, delay)
+def _choose(a, k, theta, forced, beta_share, beta_count, gamma, horizon, reject_cost, reserve, pending, assign,
+            free_cpu, free_ram, w, app_start, source, cpu, ram, data, arc_start, arc_other, arc_lambda, op, net, delay):
+    """The rollout's node for microservice k (``forced`` ≥ 0: that rank of the ranked list), or -1.
+    The agent ranks by its immediate cost alone; ``reserve`` steers only the base policy."""
+    nodes, costs = _ranked(a, k, theta, source[a], 0.0, pending, assign, free_cpu, free_ram, w, cpu, ram, data,
+                           arc_start, arc_other, arc_lambda, op, net, delay)
     m = len(nodes)
     if forced >= 0:
         return nodes[forced] if forced < m else -1
@@ -181,8 +205,8 @@ def _choose(a, k, theta, forced, beta_share, beta_count, gamma, horizon, reject_
         v = nodes[r]
         _put(k, v, assign, free_cpu, free_ram, cpu, ram)
         th = max(theta, delay[source[a], v])
-        j = _lookahead(a, k + 1, th, last, reject_cost, assign, free_cpu, free_ram, w, app_start, source, cpu, ram,
-                       data, arc_start, arc_other, arc_lambda, op, net, delay)
+        j = _lookahead(a, k + 1, th, last, reject_cost, reserve, pending, assign, free_cpu, free_ram, w, app_start,
+                       source, cpu, ram, data, arc_start, arc_other, arc_lambda, op, net, delay)
         assign[k] = -1
         free_cpu[v] += cpu[k]
         free_ram[v] += ram[k]
@@ -193,10 +217,13 @@ def _choose(a, k, theta, forced, beta_share, beta_count, gamma, horizon, reject_
 
 
 @numba.njit(cache=True)
-def rollout(beta_share, beta_count, gamma, horizon, reject_cost, w, app_start, source, cpu, ram, data, arc_start,
-            arc_other, arc_lambda, op, net, delay, node_cpu, node_ram):
+def rollout(beta_share, beta_count, gamma, horizon, reject_cost, reserve, w, app_start, source, cpu, ram, data,
+            arc_start, arc_other, arc_lambda, op, net, delay, node_cpu, node_ram):
     assign = np.full(len(cpu), -1, np.int64)
     free_cpu, free_ram = node_cpu.copy(), node_ram.copy()
+    pending = np.full(len(op), -1, np.int64)  # per node, the last app whose source it is
+    for b in range(len(source)):
+        pending[source[b]] = b
     for a in range(len(source)):
         k0, src = app_start[a], source[a]
         for restart in range(len(op)):  # restart r ≥ 1 puts the first microservice on the r-th ranked node
@@ -205,8 +232,8 @@ def rollout(beta_share, beta_count, gamma, horizon, reject_cost, w, app_start, s
             failed_at = -1
             for k in range(k0, app_start[a + 1]):
                 v = _choose(a, k, theta, forced if k == k0 else -1, beta_share, beta_count, gamma, horizon, reject_cost,
-                            assign, free_cpu, free_ram, w, app_start, source, cpu, ram, data, arc_start, arc_other,
-                            arc_lambda, op, net, delay)
+                            (1.0 - w) * reserve, pending, assign, free_cpu, free_ram, w, app_start, source, cpu, ram,
+                            data, arc_start, arc_other, arc_lambda, op, net, delay)
                 if v < 0:
                     failed_at = k
                     break
@@ -233,7 +260,7 @@ def solve_greedy(inst: Instance) -> list[np.ndarray]:
 
 
 def solve_rollout(inst: Instance, beta: float = 0.9, beta_count: int = 0, gamma: float = 0.8, horizon: int = -1,
-                  reject_cost: float = 1e4) -> list[np.ndarray]:
+                  reject_cost: float = 1e4, reserve_ms: float = 0.0) -> list[np.ndarray]:
     f = inst.flat
     return f.split(rollout(float(beta), int(beta_count), float(gamma), int(horizon), float(reject_cost),
-                           *_args(inst, f)))
+                           float(reserve_ms), *_args(inst, f)))

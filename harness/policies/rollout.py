@@ -44,14 +44,19 @@ class RolloutArgs:
     gamma: float = 0.8  # weight of the base policy's cost-to-go; 0 = the greedy
     horizon: int = -1  # paper problem: how many apps after the current one the base policy completes (-1: all)
     reject_cost: float = 1e4  # paper problem: what an app the base policy cannot place costs the look-ahead
+    # paper problem: the base policy (the greedy best-fit) ranks a node that is a pending app's source
+    # (not the current app's own) this many ms of delay dearer, so its completion leaves room where a
+    # later app pays no delay. 0 is the paper's greedy as base; harness's addition, not the paper's
+    # (README: one agent's look-ahead over the paper's greedy cannot see two microservices' joint move).
+    reserve_ms: float = 0.0
     base: str = "latency-greedy"  # harness's problem: the base policy (latency-greedy | default | greedy-bestfit)
     min_gain_ms: float = 1.0  # as a rescheduler: re-place only when predicted this much faster
 
     def validate(self):
         if not 0 < self.beta <= 1:
             raise ValueError(f"beta is a share of the candidates, in (0, 1], not {self.beta}")
-        if self.beta_count < 0 or self.gamma < 0 or self.min_gain_ms < 0:
-            raise ValueError("beta_count, gamma and min_gain_ms must be ≥ 0")
+        if self.beta_count < 0 or self.gamma < 0 or self.min_gain_ms < 0 or self.reserve_ms < 0:
+            raise ValueError("beta_count, gamma, reserve_ms and min_gain_ms must be ≥ 0")
         if self.horizon < -1:
             raise ValueError("horizon is a number of apps, or -1 for all")
         if self.base not in BASES:
@@ -210,5 +215,5 @@ class Rollout(_ModelRollout):
         from harness.policies.multiapp_search import solve_rollout
         a = self.args
         t0 = time.monotonic()
-        assign = solve_rollout(inst, a.beta, a.beta_count, a.gamma, a.horizon, a.reject_cost)
+        assign = solve_rollout(inst, a.beta, a.beta_count, a.gamma, a.horizon, a.reject_cost, a.reserve_ms)
         return Outcome(self.name, assign, time.monotonic() - t0, inst.evaluate(assign))

@@ -11,7 +11,8 @@ from harness.policies import build
 from harness.policies.contract import Move, PodView
 from harness.rescheduler.evaluate import SimWorld, run_policy, scenario, slots_for
 from harness.sim.ceenv import load_dynamics
-from harness.sim.multiapp import InstanceConfig, generate
+from harness.sim.multiapp import AppSpec, Infrastructure, Instance, InstanceConfig, generate
+from harness.solvers import multiapp_milp
 from tests.conftest import REPO
 
 
@@ -49,6 +50,33 @@ def test_greedy_restarts_the_app_when_a_delay_cap_blocks_it():
     x = out.assign[0]
     assert x[0] == x[1] == 2  # the only node holding both (λ forces them together): the cloud
     assert out.parts["rejected"] == 0
+
+
+def jointly_blocked() -> Instance:
+    """README's seed-3 story in four nodes. App 0's source n0 is too small for it, so it pays 1 ms
+    anyway; n1, the cheapest near-edge node, is app 1's source. The greedy puts both of app 0's
+    microservices on n1 and app 1 must leave its source (1 ms); the optimum puts app 0 on n2 and
+    app 1 at home (0 ms). Moving one of app 0's microservices off n1 frees too little for app 1."""
+    delay = np.array([[0, 1, 1, 5], [1, 0, 1, 5], [1, 1, 0, 5], [5, 5, 5, 0]], float)
+    infra = Infrastructure(layer=np.array([0, 0, 0, 1]), cpu=np.array([0.5, 2, 2, 100]), ram=np.full(4, 8.0),
+                           op_cost=np.array([7.0, 7, 9, 5]), net_cost=np.array([0.1, 0.1, 0.1, 0.5]), delay=delay)
+
+    def app(source: int) -> AppSpec:
+        return AppSpec(source, np.ones(2), np.full(2, 0.1), np.ones(2), ((0, 1, 60.0),))
+    return Instance(infra, (app(0), app(1)), w=0.01)
+
+
+def test_one_agents_look_ahead_over_the_greedy_cannot_move_two_microservices_at_once():
+    inst = jointly_blocked()
+    greedy = build("greedy-bestfit").solve_instance(inst)
+    assert [x.tolist() for x in greedy.assign] == [[1, 1], [2, 2]]
+    assert same(build("rollout").solve_instance(inst).assign, greedy.assign)  # no single deviation gains
+    # a base that holds back app 1's source shows the agent what moving off n1 is worth
+    reserving = build("rollout", reserve_ms=1.0).solve_instance(inst)
+    assert [x.tolist() for x in reserving.assign] == [[2, 2], [1, 1]]
+    assert reserving.parts["delay"] == 1.0 and greedy.parts["delay"] == 2.0
+    optimum = multiapp_milp.solve(inst, 10.0)
+    assert optimum.status == "optimal" and reserving.objective == pytest.approx(optimum.objective)
 
 
 @pytest.fixture(scope="module")
