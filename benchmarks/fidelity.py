@@ -21,9 +21,9 @@ none, UNDECIDED when the run is too short to tell — with how much longer it wo
 model gives its busiest node and the utilisation the cells' CPU counters measured there, which
 tells an error in the load (ρ off) from an error in the queueing discipline (ρ right, waiting off).
 The same model is also replayed request by request on the arrivals each run sent
-(``sim.trace_replay``), once at the anchor's host speed and once following the host's speed the
-run sampled every 5 s; prediction and measurement then share the arrivals' bursts, and the bar is
-judged (on the first) with the interval of their paired difference.
+(``sim.trace_replay``, at the same fitted capacity), once at the anchor's host speed and once
+following the host's speed the run sampled every 5 s; prediction and measurement then share the
+arrivals' bursts, and the bar is judged (on the first) with the interval of their paired difference.
 
 Needs a provisioned testbed (`harness provision`); about 6 minutes per app at --seconds 20.
 
@@ -300,8 +300,8 @@ def judge_open(where: Path, apps: list[str], state, csv_name: str = "fidelity_op
                  "calibrated_ms": round(float(after.latency(X)[0]), 2),
                  "anchored_ms": round(float(now.latency(X)[0]), 2),
                  **{f"{d}_ms": round(QueueingModel(now, d).latency(X, rate), 2) for d in DISCIPLINES},
-                 **replayed(run, now, X, reference_ms),
-                 "_model": now, "_X": X}
+                 **dict.fromkeys(REPLAY_COLUMNS),  # at the capacity fitted below
+                 "_model": now, "_X": X, "_run": run, "_reference_ms": reference_ms}
             measured[name].append(r)
             print(f"{name} at {r['share']:g}: " + ", ".join(f"{k} {v}" for k, v in r.items()
                                                           if k not in ("app", "share") and not k.startswith("_")),
@@ -315,6 +315,7 @@ def judge_open(where: Path, apps: list[str], state, csv_name: str = "fidelity_op
         for r in measured[name]:
             r["capacity"] = cap
             r["node-ps_fitted_ms"] = round(QueueingModel(r["_model"], "node-ps", cap).latency(r["_X"], r["rate_per_s"]), 2)
+            r.update(replayed(r["_run"], r["_model"], r["_X"], r["_reference_ms"], cap))
             out.append({k: v for k, v in r.items() if not k.startswith("_")})
             err = abs(r["node-ps_fitted_ms"] - r["measured_ms"]) / r["measured_ms"]
             half = r["measured_ci_ms"]
@@ -325,7 +326,7 @@ def judge_open(where: Path, apps: list[str], state, csv_name: str = "fidelity_op
             # judged at the anchor's host speed: following the sampled speed narrowed the light
             # rates' intervals but widened the high rates' (README), so it is shown, not judged
             rep, half = r["replay_ms"], r["replay_ci_ms"]
-            verdicts.append((f"{name} at {r['share']:g}: node-ps replayed on the run's arrivals {rep:.1f} vs "
+            verdicts.append((f"{name} at {r['share']:g}: node-ps (capacity {cap:.2f}) replayed on the run's arrivals {rep:.1f} vs "
                              f"measured {r['measured_ms']:.1f}, paired difference ± {half if half is not None else float('nan'):.1f}, "
                              f"within 15 % ({100 * (rep - r['measured_ms']) / r['measured_ms']:+.1f} %)",
                              within_bar(rep, r["measured_ms"], half, 0.15)))
@@ -344,21 +345,24 @@ def host_reference(anchor_dir: Path) -> float | None:
     return float(np.mean(ms)) if ms else None
 
 
-def replayed(run, model, X, reference_ms: float | None) -> dict:
-    """The queueing model replayed on the run's own arrivals (``sim.trace_replay``): every request
-    sent (failed ones loaded the nodes too) goes through processor-sharing nodes, and the mean over
-    the summary's requests is set beside the measured one, with the 95 % interval of their paired
-    difference. Twice: at the anchor's host speed, and (when the runs sampled it) following the
-    host's speed through the run."""
+REPLAY_COLUMNS = ("replay_ms", "replay_ci_ms", "replay_host_ms", "replay_host_ci_ms")
+
+
+def replayed(run, model, X, reference_ms: float | None, capacity: float) -> dict:
+    """The queueing model replayed on the run's own arrivals (``sim.trace_replay``, at the node-ps
+    ``capacity``): every request sent (failed ones loaded the nodes too) goes through
+    processor-sharing nodes, and the mean over the summary's requests is set beside the measured
+    one, with the 95 % interval of their paired difference. Twice: at the anchor's host speed, and
+    (when the runs sampled it) following the host's speed through the run."""
     df, s = run.requests, run.summary
     warm = float(s.get("warmup_s", 0) or 0)
     mine = (in_window(df, run.t0 or 0, (run.t0 or 0) + warm + s["window_s"], warm) & ok_mask(df)).to_numpy()
     t, measured = df.t_send.to_numpy()[mine], df.latency_ms.to_numpy()[mine]
-    out = {"replay_ms": None, "replay_ci_ms": None, "replay_host_ms": None, "replay_host_ci_ms": None}
+    out = dict.fromkeys(REPLAY_COLUMNS)
     times, ms = host_samples(run.events)
     slowdowns = {"replay": None} | ({"replay_host": host_slowdown(times, ms, reference_ms)} if ms and reference_ms else {})
     for key, slowdown in slowdowns.items():  # replay_host stays None for runs that did not sample the host
-        predicted = replay_ms(model, X, df.t_send.to_numpy(), slowdown=slowdown)[mine]
+        predicted = replay_ms(model, X, df.t_send.to_numpy(), capacity, slowdown=slowdown)[mine]
         _, p, half = paired_error(t, measured, predicted)
         out[f"{key}_ms"], out[f"{key}_ci_ms"] = round(p, 2), None if half is None else round(half, 2)
     return out

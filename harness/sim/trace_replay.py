@@ -21,9 +21,12 @@ The network (same semantics as ``sim.latency``'s eqs. 2-9, taken from the ``Late
   probability × seq_len / k) is made with probability w; each call pays half the round trip
   ``D[n, m]`` each way and goes to the callee's replicas in turn; a service is done when its
   last group is;
-- every node is one processor-sharing server: k jobs on it each progress at ``speed(k)``, 1 for
-  a job alone and ``capacity`` / k for k ≥ 2 (``capacity`` as in ``sim.queueing``: the share of
-  the node's CPU concurrent requests get).
+- every node is one processor-sharing server: k jobs on it each progress at 1/k;
+- ``capacity`` c (as in ``sim.queueing``: the share of the node's CPU that requests' jobs get)
+  below 1 leaves, after each job of E ms, E·(1/c − 1) ms of other work on its node — the cell's
+  serving CPU the profile's times leave out — which shares the node but holds no request up. So
+  a node is busy λ·E/c of the time, as ``sim.queueing``'s ρ = λ·E/c says, and a request alone
+  still takes exactly E.
 
 Parallel callees on one node share its CPU here, where the load-free model lets each take its
 time alone; otherwise a request alone gets exactly the model's D_msa (tested).
@@ -63,6 +66,7 @@ def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 
     if any(not r for r in replicas):
         raise ValueError("every service needs at least one replica")
     turn = [0] * model.S
+    overhead = 1.0 / capacity - 1.0  # the work each job leaves behind on its node, per ms of job
     groups = [[(list(map(int, cs)), list(map(float, w))) for cs, w in gs] for gs in model.groups]
     E, D, user = model.E, model.D, model.user_rtt
 
@@ -95,7 +99,11 @@ def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 
             for callees, weights in groups[s]:
                 made = [j for j, w in zip(callees, weights) if w >= 1 or rng.random() < w]
                 call_next(made, 0, n, t, group_done)
-        jobs[n][next(job_ids)] = (float(E[s, n]), after_job)
+        def job_done(t):
+            if overhead > 0:
+                jobs[n][next(job_ids)] = (overhead * float(E[s, n]), lambda t: None)
+            after_job(t)
+        jobs[n][next(job_ids)] = (float(E[s, n]), job_done)
 
     def call_next(made, k, n, t, group_done):
         if k == len(made):
@@ -138,14 +146,14 @@ def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 
             k = len(jobs[n])
             if k:
                 jid, (left, _) = min(jobs[n].items(), key=lambda kv: kv[1][0])
-                t = now + left * f / speed(k, capacity)
+                t = now + left * f * k
                 if t < first_t:
                     first_job, first_t = (n, jid), t
         t_next = min(first_t, timed[0][0] if timed else np.inf)
         for n in range(N):
             k = len(jobs[n])
             if k:
-                v = (t_next - now) * speed(k, capacity) / f
+                v = (t_next - now) / (k * f)
                 jobs[n] = {jid: (left - v, fn) for jid, (left, fn) in jobs[n].items()}
         now = t_next
         if timed and timed[0][0] <= first_t:
@@ -156,11 +164,6 @@ def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 
             _, fn = jobs[n].pop(jid)
             fn(now)
     return done_at - (arrivals - t0)
-
-
-def speed(k: int, capacity: float) -> float:
-    """How fast each of k jobs on one processor-sharing node progresses (1: its time alone)."""
-    return 1.0 if k == 1 else capacity / k
 
 
 def host_slowdown(times_s, cpu_ms, reference_ms: float) -> tuple[np.ndarray, np.ndarray]:

@@ -40,9 +40,12 @@ def test_requests_at_once_share_the_node():
     got = replay_ms(m, X, [0.0, 0.0, 0.015]) - user
     # the third did 2.5 ms of work by 22.5 ms, then 7.5 ms alone: it ends at 30 ms, 15 ms after it came
     assert got == pytest.approx([22.5, 22.5, 15.0])
-    # capacity 0.5: concurrent jobs share half the node, so two at once take 40 ms; one alone still 10
-    assert replay_ms(m, X, [0.0, 0.0], capacity=0.5) - user == pytest.approx([40.0, 40.0])
+    # capacity 0.5: each job leaves 10 ms of other work behind on its node, which holds up no request:
+    # one alone still takes 10 ms and two at once 20; a third at 20 ms shares the node with the two
+    # left-behind 10 ms and ends with them, at 50 ms (capacity 1: alone, 10 ms)
     assert replay_ms(m, X, [0.0], capacity=0.5) - user == pytest.approx([10.0])
+    assert replay_ms(m, X, [0.0, 0.0, 0.020], capacity=0.5) - user == pytest.approx([20.0, 20.0, 30.0])
+    assert replay_ms(m, X, [0.0, 0.0, 0.020]) - user == pytest.approx([20.0, 20.0, 10.0])
 
 
 def test_poisson_arrivals_give_the_ps_mean():
@@ -55,6 +58,16 @@ def test_poisson_arrivals_give_the_ps_mean():
     got = replay_ms(m, X, arrivals) - TOPO.user_rtt[0]
     assert got.mean() == pytest.approx(10 / (1 - 0.5), rel=0.05)
     assert got.min() == pytest.approx(10.0)  # nobody is faster than alone
+
+
+def test_capacity_loads_the_node_as_the_queueing_formula_says():
+    # sim.queueing's node-ps: W = E / (1 − λE/c); at λE = 0.4 and c = 0.8 the node is busy half the time
+    m = LatencyModel(app({}), EXEC, TOPO)
+    X = one_each(0, 1, 1, 1)
+    arrivals = np.cumsum(np.random.default_rng(3).exponential(1 / 40.0, 20000))
+    got = replay_ms(m, X, arrivals, capacity=0.8) - TOPO.user_rtt[0]
+    assert got.mean() == pytest.approx(10 / (1 - 0.5), rel=0.05)
+    assert (replay_ms(m, X, arrivals) - TOPO.user_rtt[0]).mean() == pytest.approx(10 / (1 - 0.4), rel=0.05)
 
 
 def test_a_slower_host_stretches_the_work_not_the_network():
