@@ -303,9 +303,6 @@ def judge_open(where: Path, apps: list[str], state, csv_name: str = "fidelity_op
                  **dict.fromkeys(REPLAY_COLUMNS),  # at the capacity fitted below
                  "_model": now, "_X": X, "_run": run, "_reference_ms": reference_ms}
             measured[name].append(r)
-            print(f"{name} at {r['share']:g}: " + ", ".join(f"{k} {v}" for k, v in r.items()
-                                                          if k not in ("app", "share") and not k.startswith("_")),
-                  flush=True)
     out, verdicts = [], []
     everyone = [r for name in apps for r in measured[name]]
     print(f"\nnode-ps capacity fitted on every app's runs: {fit_capacity(everyone):.2f}")
@@ -315,7 +312,11 @@ def judge_open(where: Path, apps: list[str], state, csv_name: str = "fidelity_op
         for r in measured[name]:
             r["capacity"] = cap
             r["node-ps_fitted_ms"] = round(QueueingModel(r["_model"], "node-ps", cap).latency(r["_X"], r["rate_per_s"]), 2)
-            r.update(replayed(r["_run"], r["_model"], r["_X"], r["_reference_ms"], cap))
+            scale = r["rho_measured"] / r["rho_model"] if r["rho_measured"] and r["rho_model"] else None
+            r.update(replayed(r["_run"], r["_model"], r["_X"], r["_reference_ms"], cap, scale))
+            print(f"{name} at {r['share']:g}: " + ", ".join(f"{k} {v}" for k, v in r.items()
+                                                          if k not in ("app", "share") and not k.startswith("_")),
+                  flush=True)
             out.append({k: v for k, v in r.items() if not k.startswith("_")})
             err = abs(r["node-ps_fitted_ms"] - r["measured_ms"]) / r["measured_ms"]
             half = r["measured_ci_ms"]
@@ -345,24 +346,33 @@ def host_reference(anchor_dir: Path) -> float | None:
     return float(np.mean(ms)) if ms else None
 
 
-REPLAY_COLUMNS = ("replay_ms", "replay_ci_ms", "replay_host_ms", "replay_host_ci_ms")
+REPLAY_COLUMNS = ("replay_ms", "replay_ci_ms", "replay_host_ms", "replay_host_ci_ms", "replay_load_ms",
+                  "replay_load_ci_ms")
 
 
-def replayed(run, model, X, reference_ms: float | None, capacity: float) -> dict:
+def replayed(run, model, X, reference_ms: float | None, capacity: float, load_scale: float | None) -> dict:
     """The queueing model replayed on the run's own arrivals (``sim.trace_replay``, at the node-ps
     ``capacity``): every request sent (failed ones loaded the nodes too) goes through
     processor-sharing nodes, and the mean over the summary's requests is set beside the measured
-    one, with the 95 % interval of their paired difference. Twice: at the anchor's host speed, and
-    (when the runs sampled it) following the host's speed through the run."""
+    one, with the 95 % interval of their paired difference. At the anchor's host speed; (when the
+    runs sampled it) following the host's speed through the run; and, a diagnosis rather than a
+    prediction, at the load the cells' CPU counters measured on the busiest node (``load_scale``:
+    measured over predicted ρ at capacity 1; above 1 as a capacity 1/scale, work off the requests'
+    path; below 1 as a host that much faster), which tells the discipline's error from the load's."""
     df, s = run.requests, run.summary
     warm = float(s.get("warmup_s", 0) or 0)
     mine = (in_window(df, run.t0 or 0, (run.t0 or 0) + warm + s["window_s"], warm) & ok_mask(df)).to_numpy()
     t, measured = df.t_send.to_numpy()[mine], df.latency_ms.to_numpy()[mine]
     out = dict.fromkeys(REPLAY_COLUMNS)
     times, ms = host_samples(run.events)
-    slowdowns = {"replay": None} | ({"replay_host": host_slowdown(times, ms, reference_ms)} if ms and reference_ms else {})
-    for key, slowdown in slowdowns.items():  # replay_host stays None for runs that did not sample the host
-        predicted = replay_ms(model, X, df.t_send.to_numpy(), capacity, slowdown=slowdown)[mine]
+    variants = {"replay": (capacity, None)}
+    if ms and reference_ms:  # replay_host stays None for runs that did not sample the host
+        variants["replay_host"] = (capacity, host_slowdown(times, ms, reference_ms))
+    if load_scale:
+        faster = (np.array([-np.inf, np.inf]), np.array([load_scale]))
+        variants["replay_load"] = (1 / load_scale, None) if load_scale >= 1 else (1.0, faster)
+    for key, (cap, slowdown) in variants.items():
+        predicted = replay_ms(model, X, df.t_send.to_numpy(), cap, slowdown=slowdown)[mine]
         _, p, half = paired_error(t, measured, predicted)
         out[f"{key}_ms"], out[f"{key}_ci_ms"] = round(p, 2), None if half is None else round(half, 2)
     return out
