@@ -99,6 +99,7 @@ def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 
             for callees, weights in groups[s]:
                 made = [j for j, w in zip(callees, weights) if w >= 1 or rng.random() < w]
                 call_next(made, 0, n, t, group_done)
+
         def job_done(t):
             if overhead > 0:
                 jobs[n][next(job_ids)] = (overhead * float(E[s, n]), lambda t: None)
