@@ -83,9 +83,8 @@ def main() -> int:
     nodes = json.loads(config.read_text())["nodes"]
     edge = {n["name"] for n in nodes if n["is_on_edge"]}
     ratio: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    pods: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
     held: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    traces: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
+    traces: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))  # pods per snapshot
     req = table5_requests()
     for path in sorted((args.minedraft / "reports").glob("*/*/normal_scenario_*/*.json")):
         m = RUN.search(path.name)
@@ -94,7 +93,6 @@ def main() -> int:
         who = f"{path.parts[-4]}@{path.parts[-3]}"  # scheduler@date: each date is a separate campaign
         r, c, h = read_run(path, edge, req)
         ratio[who][m.group(1)].append(r)
-        pods[who][m.group(1)].append(c.mean(axis=0))
         traces[who][m.group(1)].append(c)
         if path.parts[-4] == "ecmus-qos-aware":
             for node, xs in h.items():
@@ -105,7 +103,7 @@ def main() -> int:
     for who, per in sorted(complete.items()):
         sweep[who] = float(np.mean([np.mean(per[s]) for s in SWEEP]))
         n = sum(len(per[s]) for s in SWEEP)
-        at = np.round(np.mean(pods[who]["1.3_0.4"], axis=0), 1) if "1.3_0.4" in pods[who] else "-"
+        at = np.round(np.mean([c.mean(axis=0) for c in traces[who]["1.3_0.4"]], axis=0), 1) if "1.3_0.4" in traces[who] else "-"
         print(f"{who:48s} {n:>4d} " + " ".join(f"{np.mean(per[s]):7.3f}" for s in SWEEP) + f"   {sweep[who]:.3f}   {at}")
     ours = [w for w in sweep if w.startswith("ecmus-qos-aware@")]
     others = [w for w in sweep if not w.startswith("ecmus") and not w.startswith("cloud-first")]

@@ -73,17 +73,24 @@ def gaps(cfg: InstanceConfig, seeds: range, time_limit: float, rollouts: dict[st
     return out
 
 
+def with_reserving(args) -> tuple[str, dict[str, dict]]:
+    """The paper's rollout and the one whose base holds back pending sources: the latter's label,
+    and both as ``gaps``'s rollouts."""
+    label = f"reserve {args.reserve_ms:g} ms"
+    return label, {"rollout": {}, label: {"reserve_ms": args.reserve_ms}}
+
+
 def table4(args) -> bool:
     """The paper's rollout (its greedy as base) is judged; the rollout whose base holds back
     pending apps' sources (``--reserve-ms``, harness's addition) is shown beside it."""
     ok = True
-    reserving = f"reserve {args.reserve_ms:g} ms"
+    reserving, rollouts = with_reserving(args)
     print(f"{'apps':>4s} {'inst':>4s} {'solved':>6s} {'greedy gap':>17s} {'rollout gap':>17s} "
           f"{'rollout, ' + reserving:>24s} {'greedy s':>9s} {'rollout s':>9s} {'reserve s':>9s} {'milp s':>7s}"
           f"   paper: greedy ≤ 10 %, rollout ≤ 4 %")
     for A in args.apps:
         r = gaps(InstanceConfig(apps=A), range(args.first_seed, args.first_seed + args.instances), args.time_limit,
-                 {"rollout": {}, reserving: {"reserve_ms": args.reserve_ms}})
+                 rollouts)
         (mg, hg), (mr, hr), (ms, hs) = ci95(r["greedy"]), ci95(r["rollout"]), ci95(r[reserving])
         print(f"{A:4d} {args.instances:4d} {r['solved']:6d} {mg:+8.1%} ± {hg:5.1%} {mr:+8.1%} ± {hr:5.1%} "
               f"{ms:+15.1%} ± {hs:5.1%} {np.mean(r['greedy_s']):9.4f} {np.mean(r['rollout_s']):9.2f} "
@@ -121,14 +128,13 @@ def sensitivity(args) -> bool:
     paper's lost app generator; 2 is harness's default): where do the paper's greedy ≤ 10 % and
     rollout ≤ 4 % hold together, and is the rollout's gap there ≤ ½ the greedy's? Prints every
     value tried. Informs, never passes or fails: the generator stays an assumption."""
-    reserving = f"reserve {args.reserve_ms:g} ms"
+    reserving, rollouts = with_reserving(args)
     print(f"{'ms size':>8s} {'apps':>4s} {'solved':>6s} {'greedy gap':>17s} {'rollout gap':>17s} {'ratio':>6s}  "
           f"paper's pair (≤ 10 %, ≤ 4 %)  ratio ≤ ½  {'rollout, ' + reserving:>24s} {'ratio':>6s}")
     for hi in args.sizes:
         for A in args.apps:
             cfg = InstanceConfig(apps=A, ms_cpu=(0.1, hi), ms_ram=(0.1, hi))
-            r = gaps(cfg, range(args.first_seed, args.first_seed + args.instances), args.time_limit,
-                     {"rollout": {}, reserving: {"reserve_ms": args.reserve_ms}})
+            r = gaps(cfg, range(args.first_seed, args.first_seed + args.instances), args.time_limit, rollouts)
             (mg, hg), (mr, hr), (ms, hs) = ci95(r["greedy"]), ci95(r["rollout"]), ci95(r[reserving])
             ratio = mr / mg if mg > 0 else float("nan")
             pair = "yes" if mg <= 0.10 and mr <= 0.04 else "no"
