@@ -24,6 +24,8 @@ The same model is also replayed request by request on the arrivals each run sent
 (``sim.trace_replay``, at the same fitted capacity), once at the anchor's host speed and once
 following the host's speed the run sampled every 5 s; prediction and measurement then share the
 arrivals' bursts, and the bar is judged (on the first) with the interval of their paired difference.
+A forecast beside them (``--lead-s``): the load the cells measured over each run's first minute,
+replayed over the rest of the run. ``--across`` sets several sessions' runs side by side.
 
 Needs a provisioned testbed (`harness provision`); about 6 minutes per app at --seconds 20.
 
@@ -116,6 +118,8 @@ def main() -> int:
                     "load on the placement first, whose execution times the predictions use")
     ap.add_argument("--anchor-share", type=float, default=0.1, help="with --open: the anchor's rate, as a share of "
                     "the calibrated model's saturation rate")
+    ap.add_argument("--lead-s", type=float, default=60.0, help="with --open or --reread: the seconds of each run "
+                    "whose measured load the forecast (replay_ahead_ms) uses, judged on the requests after them")
     ap.add_argument("--reread", type=Path, metavar="OPEN_DIR", help="instead (no testbed needed): judge the runs of "
                     "an earlier --open again (its results/<utc>-fidelity-open folder), with this version's models")
     ap.add_argument("--regret", type=Path, metavar="FIDELITY_DIR", help="instead (no testbed needed): what "
@@ -242,7 +246,7 @@ def open_loop(args) -> int:
                 calibration.measure(cluster, state, args.state_dir, app, app_file, calibrated, profile_file,
                                     {f"open-{share:g}": placement}, args.seconds, where / name / f"{share:g}",
                                     load={"mode": "open", "steps": [{"at_s": 0, "value": round(share * sat, 3)}]})
-    return judge_open(where, apps, state)
+    return judge_open(where, apps, state, lead_s=args.lead_s)
 
 
 def anchored(anchor_dir: Path, app, calibrated, state):
@@ -265,7 +269,7 @@ def measured_ci(run) -> float | None:
     return summarize(run.requests, run.t0, run.t0 + warm + s["window_s"], warm, s["threshold_ms"])["mean_ci95_ms"]
 
 
-def judge_open(where: Path, apps: list[str], state, csv_name: str = "fidelity_open.csv") -> int:
+def judge_open(where: Path, apps: list[str], state, csv_name: str = "fidelity_open.csv", lead_s: float = 60.0) -> int:
     """The queueing model (node-ps, erlang-c) and the load-free models against the open-loop runs
     in ``where`` (what ``open_loop`` measured; ``--reread`` judges them again, no testbed needed).
 
@@ -308,6 +312,7 @@ def judge_open(where: Path, apps: list[str], state, csv_name: str = "fidelity_op
                  "anchored_ms": round(float(now.latency(X)[0]), 2),
                  **{f"{d}_ms": round(QueueingModel(now, d).latency(X, rate), 2) for d in DISCIPLINES},
                  **dict.fromkeys(REPLAY_COLUMNS),  # at the capacity fitted below
+                 **ahead(run, now, X, busiest, float(rho.max()), cores, lead_s),
                  "_model": now, "_X": X, "_run": run, "_reference_ms": reference_ms}
             measured[name].append(r)
     out, verdicts = [], []
@@ -338,6 +343,12 @@ def judge_open(where: Path, apps: list[str], state, csv_name: str = "fidelity_op
                              f"measured {r['measured_ms']:.1f}, paired difference ± {half if half is not None else float('nan'):.1f}, "
                              f"within 15 % ({100 * (rep - r['measured_ms']) / r['measured_ms']:+.1f} %)",
                              within_bar(rep, r["measured_ms"], half, 0.15)))
+            if r["replay_ahead_ms"] is not None:
+                rep, m, half = r["replay_ahead_ms"], r["measured_ahead_ms"], r["replay_ahead_ci_ms"]
+                verdicts.append((f"{name} at {r['share']:g}: forecast from the first {lead_s:g} s's load (ρ {r['rho_lead']}), "
+                                 f"replayed {rep:.1f} vs measured {m:.1f} after it, paired difference ± "
+                                 f"{half if half is not None else float('nan'):.1f}, within 15 % ({100 * (rep - m) / m:+.1f} %)",
+                                 within_bar(rep, m, half, 0.15)))
         hi = out[-1]
         verdicts.append((f"{name} at {hi['share']:g}: queueing closer than the load-free anchored model "
                          f"({hi['node-ps_fitted_ms']:.1f} vs {hi['anchored_ms']:.1f}, measured {hi['measured_ms']:.1f}"
@@ -376,13 +387,45 @@ def replayed(run, model, X, reference_ms: float | None, capacity: float, load_sc
     if ms and reference_ms:  # replay_host stays None for runs that did not sample the host
         variants["replay_host"] = (capacity, host_slowdown(times, ms, reference_ms))
     if load_scale:
-        faster = (np.array([-np.inf, np.inf]), np.array([load_scale]))
-        variants["replay_load"] = (1 / load_scale, None) if load_scale >= 1 else (1.0, faster)
+        variants["replay_load"] = at_load(load_scale)
     for key, (cap, slowdown) in variants.items():
         predicted = replay_ms(model, X, df.t_send.to_numpy(), cap, slowdown=slowdown)[mine]
         _, p, half = paired_error(t, measured, predicted)
         out[f"{key}_ms"], out[f"{key}_ci_ms"] = round(p, 2), None if half is None else round(half, 2)
     return out
+
+
+def at_load(scale: float) -> tuple[float, tuple | None]:
+    """The replay's (capacity, slowdown) for a load ``scale`` × the one the model predicts at
+    capacity 1: above 1 as work off the requests' path (capacity 1/scale), below 1 as a host that
+    much faster all through the run."""
+    if scale >= 1:
+        return 1 / scale, None
+    return 1.0, (np.array([-np.inf, np.inf]), np.array([scale]))
+
+
+AHEAD_COLUMNS = ("lead_s", "rho_lead", "measured_ahead_ms", "replay_ahead_ms", "replay_ahead_ci_ms")
+
+
+def ahead(run, model, X, busiest: str, rho_model: float, cores: dict, lead_s: float) -> dict:
+    """A forecast, not a diagnosis: the load the cells' CPU counters measured on the busiest node
+    over the run's first ``lead_s`` seconds after its warm-up, and the replay at that load (as
+    ``at_load``) set beside the measured mean of the requests sent after that lead only, with the
+    95 % interval of their paired difference. It asks whether a minute of the load tells what the
+    next minutes' latency will be — what a rescheduler watching a live cluster would have."""
+    df, s = run.requests, run.summary
+    warm, t0 = float(s.get("warmup_s", 0) or 0), run.t0 or 0
+    start, cut, stop = t0 + warm, t0 + warm + lead_s, t0 + warm + s["window_s"]
+    out = dict.fromkeys(AHEAD_COLUMNS)
+    busy = node_busy(run.metrics, start, cut, cores) or {}
+    if busiest not in busy or not rho_model or cut >= stop:
+        return out
+    later = (in_window(df, t0, stop, warm) & ok_mask(df) & (df.t_send >= cut)).to_numpy()
+    cap, slowdown = at_load(busy[busiest] / rho_model)
+    predicted = replay_ms(model, X, df.t_send.to_numpy(), cap, slowdown=slowdown)[later]
+    m, p, half = paired_error(df.t_send.to_numpy()[later], df.latency_ms.to_numpy()[later], predicted)
+    return {"lead_s": lead_s, "rho_lead": round(busy[busiest], 3), "measured_ahead_ms": round(m, 2),
+            "replay_ahead_ms": round(p, 2), "replay_ahead_ci_ms": None if half is None else round(half, 2)}
 
 
 def noise(measured: float, half: float | None) -> str:
@@ -418,7 +461,7 @@ def reread(args) -> int:
         return 2
     anchor_run = find([where / apps[0] / "anchor"]).runs[0]
     return judge_open(where, apps, load_model(TestbedState, anchor_run.path / "inputs" / "testbed.yaml"),
-                      csv_name="fidelity_open.reread.csv")
+                      csv_name="fidelity_open.reread.csv", lead_s=args.lead_s)
 
 
 def across(folders: list[Path]) -> int:
