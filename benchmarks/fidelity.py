@@ -192,16 +192,22 @@ def main() -> int:
 
 
 def finish(rows: list[dict], verdicts: list[tuple[str, bool | None]], path: Path) -> int:
-    """Write the rows as CSV, print each verdict (None: UNDECIDED, the measurement is too noisy to
-    tell); 1 unless every one passed."""
+    """Write the rows as CSV, print each verdict (``show``); 1 unless every one passed."""
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
+    status = show(verdicts)
+    print(f"wrote {path}")
+    return status
+
+
+def show(verdicts: list[tuple[str, bool | None]]) -> int:
+    """Print each verdict (None: UNDECIDED, the measurement is too noisy to tell); 1 unless every
+    one passed."""
     for text, ok in verdicts:
         print(f"{'UNDECIDED' if ok is None else 'PASS' if ok else 'FAIL'} {text}")
-    print(f"wrote {path}")
-    return 0 if all(ok is True for _, ok in verdicts) else 1
+    return 0 if verdicts and all(ok is True for _, ok in verdicts) else 1
 
 
 def open_loop(args) -> int:
@@ -510,9 +516,7 @@ def across(folders: list[Path]) -> int:
         verdicts.append((f"{app} at {share:g}: node-ps's mean absolute error over {len(mine)} sessions "
                          f"{mae:.1f} % ± {half:.1f} within 15 %", ok))
     print()
-    for text, ok in verdicts:
-        print(f"{'UNDECIDED' if ok is None else 'PASS' if ok else 'FAIL'} {text}")
-    return 0 if verdicts and all(ok is True for _, ok in verdicts) else 1
+    return show(verdicts)
 
 
 def fit_capacity(runs: list[dict]) -> float:
