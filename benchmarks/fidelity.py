@@ -271,8 +271,20 @@ def measured_ci(run) -> float | None:
     run summarised again over the same window (``results.summary.summarize``)."""
     if "mean_ci95_ms" in run.summary:
         return run.summary["mean_ci95_ms"]
-    s, warm = run.summary, float(run.summary.get("warmup_s", 0) or 0)
-    return summarize(run.requests, run.t0, run.t0 + warm + s["window_s"], warm, s["threshold_ms"])["mean_ci95_ms"]
+    t0, stop, warm = window(run)
+    return summarize(run.requests, t0, stop, warm, run.summary["threshold_ms"])["mean_ci95_ms"]
+
+
+def window(run) -> tuple[float, float, float]:
+    """The window the run's summary covers: (start, stop, warm-up s); it counts the requests sent
+    from start + warm-up to stop."""
+    warm, t0 = float(run.summary.get("warmup_s", 0) or 0), run.t0 or 0
+    return t0, t0 + warm + run.summary["window_s"], warm
+
+
+def summarised(run) -> np.ndarray:
+    """Which of the run's requests its summary's mean is over: the successful ones in ``window``."""
+    return (in_window(run.requests, *window(run)) & ok_mask(run.requests)).to_numpy()
 
 
 def judge_open(where: Path, apps: list[str], state, csv_name: str = "fidelity_open.csv", lead_s: float = 60.0) -> int:
@@ -344,17 +356,14 @@ def judge_open(where: Path, apps: list[str], state, csv_name: str = "fidelity_op
                              within_bar(r["node-ps_fitted_ms"], r["measured_ms"], half, 0.15)))
             # judged at the anchor's host speed: following the sampled speed narrowed the light
             # rates' intervals but widened the high rates' (README), so it is shown, not judged
-            rep, half = r["replay_ms"], r["replay_ci_ms"]
-            verdicts.append((f"{name} at {r['share']:g}: node-ps (capacity {cap:.2f}) replayed on the run's arrivals {rep:.1f} vs "
-                             f"measured {r['measured_ms']:.1f}, paired difference ± {half if half is not None else float('nan'):.1f}, "
-                             f"within 15 % ({100 * (rep - r['measured_ms']) / r['measured_ms']:+.1f} %)",
-                             within_bar(rep, r["measured_ms"], half, 0.15)))
+            rep, m = r["replay_ms"], r["measured_ms"]
+            verdicts.append(paired(f"{name} at {r['share']:g}: node-ps (capacity {cap:.2f}) replayed on the run's "
+                                   f"arrivals {rep:.1f} vs measured {m:.1f}", rep, m, r["replay_ci_ms"]))
             if r["replay_ahead_ms"] is not None:
-                rep, m, half = r["replay_ahead_ms"], r["measured_ahead_ms"], r["replay_ahead_ci_ms"]
-                verdicts.append((f"{name} at {r['share']:g}: forecast from the first {lead_s:g} s's load (ρ {r['rho_lead']}), "
-                                 f"replayed {rep:.1f} vs measured {m:.1f} after it, paired difference ± "
-                                 f"{half if half is not None else float('nan'):.1f}, within 15 % ({100 * (rep - m) / m:+.1f} %)",
-                                 within_bar(rep, m, half, 0.15)))
+                rep, m = r["replay_ahead_ms"], r["measured_ahead_ms"]
+                verdicts.append(paired(f"{name} at {r['share']:g}: forecast from the first {lead_s:g} s's load "
+                                       f"(ρ {r['rho_lead']}), replayed {rep:.1f} vs measured {m:.1f} after it",
+                                       rep, m, r["replay_ahead_ci_ms"]))
         hi = out[-1]
         verdicts.append((f"{name} at {hi['share']:g}: queueing closer than the load-free anchored model "
                          f"({hi['node-ps_fitted_ms']:.1f} vs {hi['anchored_ms']:.1f}, measured {hi['measured_ms']:.1f}"
@@ -383,9 +392,8 @@ def replayed(run, model, X, reference_ms: float | None, capacity: float, load_sc
     prediction, at the load the cells' CPU counters measured on the busiest node (``load_scale``:
     measured over predicted ρ at capacity 1; above 1 as a capacity 1/scale, work off the requests'
     path; below 1 as a host that much faster), which tells the discipline's error from the load's."""
-    df, s = run.requests, run.summary
-    warm = float(s.get("warmup_s", 0) or 0)
-    mine = (in_window(df, run.t0 or 0, (run.t0 or 0) + warm + s["window_s"], warm) & ok_mask(df)).to_numpy()
+    df = run.requests
+    mine = summarised(run)
     t, measured = df.t_send.to_numpy()[mine], df.latency_ms.to_numpy()[mine]
     out = dict.fromkeys(REPLAY_COLUMNS)
     times, ms = host_samples(run.events)
@@ -399,6 +407,13 @@ def replayed(run, model, X, reference_ms: float | None, capacity: float, load_sc
         _, p, half = paired_error(t, measured, predicted)
         out[f"{key}_ms"], out[f"{key}_ci_ms"] = round(p, 2), None if half is None else round(half, 2)
     return out
+
+
+def paired(text: str, predicted: float, measured: float, half: float | None) -> tuple[str, bool | None]:
+    """A replay's verdict: ``text``, the paired difference's 95 % half-width and the error, judged
+    against the 15 % bar with that interval."""
+    return (f"{text}, paired difference ± {half if half is not None else float('nan'):.1f}, within 15 % "
+            f"({100 * (predicted - measured) / measured:+.1f} %)", within_bar(predicted, measured, half, 0.15))
 
 
 def at_load(scale: float) -> tuple[float, tuple | None]:
@@ -419,14 +434,14 @@ def ahead(run, model, X, busiest: str, rho_model: float, cores: dict, lead_s: fl
     ``at_load``) set beside the measured mean of the requests sent after that lead only, with the
     95 % interval of their paired difference. It asks whether a minute of the load tells what the
     next minutes' latency will be — what a rescheduler watching a live cluster would have."""
-    df, s = run.requests, run.summary
-    warm, t0 = float(s.get("warmup_s", 0) or 0), run.t0 or 0
-    start, cut, stop = t0 + warm, t0 + warm + lead_s, t0 + warm + s["window_s"]
+    df = run.requests
+    t0, stop, warm = window(run)
+    start, cut = t0 + warm, t0 + warm + lead_s
     out = dict.fromkeys(AHEAD_COLUMNS)
     busy = node_busy(run.metrics, start, cut, cores) or {}
     if busiest not in busy or not rho_model or cut >= stop:
         return out
-    later = (in_window(df, t0, stop, warm) & ok_mask(df) & (df.t_send >= cut)).to_numpy()
+    later = summarised(run) & (df.t_send >= cut).to_numpy()
     cap, slowdown = at_load(busy[busiest] / rho_model)
     predicted = replay_ms(model, X, df.t_send.to_numpy(), cap, slowdown=slowdown)[later]
     m, p, half = paired_error(df.t_send.to_numpy()[later], df.latency_ms.to_numpy()[later], predicted)
@@ -485,7 +500,9 @@ def across(folders: list[Path]) -> int:
         if path is None:
             print(f"fidelity.py: error: {where}: no fidelity_open.csv (not an --open output)", file=sys.stderr)
             return 2
-        for r in csv.DictReader(open(path)):
+        with path.open() as f:
+            got = list(csv.DictReader(f))
+        for r in got:
             if not r.get("rho_measured"):
                 continue  # a run whose cells' CPU counters were not scraped
             rows.append({"session": where.name.split("-")[0], "app": r["app"], "share": float(r["share"]),

@@ -222,6 +222,7 @@ def rollout(beta_share, beta_count, gamma, horizon, reject_cost, reserve, w, app
     assign = np.full(len(cpu), -1, np.int64)
     free_cpu, free_ram = node_cpu.copy(), node_ram.copy()
     pending = np.full(len(op), -1, np.int64)  # per node, the last app whose source it is
+    reserve = (1.0 - w) * reserve  # ms of delay, weighted as the objective weighs delay
     for b in range(len(source)):
         pending[source[b]] = b
     for a in range(len(source)):
@@ -232,7 +233,7 @@ def rollout(beta_share, beta_count, gamma, horizon, reject_cost, reserve, w, app
             failed_at = -1
             for k in range(k0, app_start[a + 1]):
                 v = _choose(a, k, theta, forced if k == k0 else -1, beta_share, beta_count, gamma, horizon, reject_cost,
-                            (1.0 - w) * reserve, pending, assign, free_cpu, free_ram, w, app_start, source, cpu, ram,
+                            reserve, pending, assign, free_cpu, free_ram, w, app_start, source, cpu, ram,
                             data, arc_start, arc_other, arc_lambda, op, net, delay)
                 if v < 0:
                     failed_at = k
