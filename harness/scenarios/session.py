@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from harness import faults
+from harness import faults, shipped
 from harness.errors import UserError
 from harness.policies.contract import Policy
 from harness.results import summary as summ
@@ -27,8 +27,6 @@ from harness.scenarios.catalog import app_path, load_scenario
 from harness.spec.scenario import Scenario
 from harness.spec.testbed_state import state_path
 from harness.testbed.cluster import Cluster
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -56,23 +54,17 @@ def find_workloads(scenario: Scenario, override: Path | None) -> list[Path]:
         return [override]
     out = []
     for ref in scenario.apps():
-        for base in (Path("workloads"), REPO / "workloads"):
-            p = app_path(ref, base)
-            if p.exists():
-                break
-        else:
-            p = app_path(ref, Path("workloads"))
-        out.append(p)
+        p = app_path(ref, Path("workloads"))
+        out.append(p if p.is_absolute() or p.exists() or p.parent != Path("workloads") else shipped.find(p))
     return out
 
 
 def find_profile(app: App, testbed: str, override: Path | None) -> Path:
     if override:
         return override
-    for base in (Path("profiles"), REPO / "profiles"):
-        p = base / f"{app.name}.{testbed}.json"
-        if p.exists():
-            return p
+    p = shipped.profile(app.name, testbed)
+    if p.exists():
+        return p
     raise UserError(f"no profile of '{app.name}' for testbed '{testbed}' (looked for profiles/{app.name}.{testbed}.json); "
                     f"make it with: harness profile workloads/{app.name}.json", field="--profile")
 
@@ -184,7 +176,7 @@ def run_session(cluster: Cluster, state, state_dir: Path, session: Session, repe
             out.copy_input(state_path(state_dir), "testbed.yaml")
             out.save_input("profile.json", session.profile.model_dump_json(indent=1))
             out.save_policy(name, Path(policy.model_file) if policy.model_file else None)
-            out.save_harness(REPO, sys.argv)
+            out.save_harness(shipped.ROOT, sys.argv)
             plan = Plan(session.scenario, session.app, session.profile, state, name, policy,
                         seed=None if seed is None else seed + r - 1, repeat=r)
             summary = LiveRun(cluster, plan, out, on_tick).run()

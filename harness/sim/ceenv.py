@@ -323,15 +323,13 @@ class CEEnvVector(gym.vector.VectorEnv):
 
 def default_model(app: str | None, profile: str | None) -> LatencyModel:
     """The shipped Chain app and its profile on the default testbed (the env checker's default)."""
-    from pathlib import Path
-
+    from harness import shipped
     from harness.sim.topology import model_for
     from harness.spec.app import load_app
     from harness.spec.profile import load_profile
 
-    repo = Path(__file__).resolve().parents[2]
-    app = app or str(repo / "workloads/chain.json")
-    profile = profile or str(repo / "profiles/chain.reach-local.json")
+    app = app or str(shipped.workload("chain"))
+    profile = profile or str(shipped.profile("chain"))
     return model_for(load_app(app), load_profile(profile))
 
 

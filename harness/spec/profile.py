@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness import shipped
 from harness.spec.loader import load_model
 
 
@@ -63,14 +64,13 @@ def source_profile(profile: Profile) -> Profile | None:
     the calibrated one; None when ``profile`` is not calibrated or its source is gone."""
     if profile.calibration is None or not profile.calibration.source_profile:
         return None
-    rel = Path(profile.calibration.source_profile)
-    for path in (rel, Path(__file__).resolve().parents[2] / rel):
-        if path.is_file():
-            try:
-                return load_profile(path)
-            except Exception:  # an unreadable source only costs the comparison, never the run
-                return None
-    return None
+    path = shipped.find(profile.calibration.source_profile)
+    if not path.is_file():
+        return None
+    try:
+        return load_profile(path)
+    except Exception:  # an unreadable source only costs the comparison, never the run
+        return None
 
 
 def compose_profiles(apps: list, profiles: list[Profile]) -> Profile:
