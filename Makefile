@@ -32,7 +32,7 @@ demo: setup
 # The committed REACH models, one per REACH app, as they were made (about 30 minutes here, one
 # after the other). Table V plus entropy 0.01, half the episodes starting after a node failure,
 # a quarter at the largest deployment; seed 2 was chosen among the seeds tried by
-# `benchmarks/reach_quality.py --first-scenario 100` (scenarios other than the reported ones).
+# `python -m studies.reach.quality --first-scenario 100` (scenarios other than the reported ones).
 TRAIN = $(HARNESS) train --policy reach --recipe committed --seed 2 --out models --force
 models: setup
 	$(TRAIN) --app workloads/chain.json --profile profiles/chain.reach-local.json --name reach-chain
@@ -40,10 +40,10 @@ models: setup
 	  --name reach-aggregator-sequential
 	$(TRAIN) --app workloads/aggregator-parallel.json --profile profiles/aggregator-parallel.reach-local.json \
 	  --name reach-aggregator-parallel
-	$(VENV)/bin/python benchmarks/reach_quality.py
+	$(VENV)/bin/python -m studies.reach.quality
 
 # RSDQL, REACH's baseline, for the same three apps (models/rsdql-<app>.pt; 3-4 minutes each here);
-# benchmarks/reach_vs_rsdql.py compares them with REACH's
+# python -m studies.reach.vs_rsdql compares them with REACH's
 TRAIN_RSDQL = $(HARNESS) train --policy rsdql --recipe committed --seed 2 --out models --force
 rsdql-models: setup
 	$(TRAIN_RSDQL) --app workloads/chain.json --profile profiles/chain.reach-local.json --name rsdql-chain
@@ -67,22 +67,23 @@ calibrated-model: setup
 loaded-model: setup
 	$(HARNESS) train --policy reach --recipe under-load --seed 2 --out models/loaded --force \
 	  --app workloads/chain.json --profile profiles/chain.reach-local.json --name reach-chain
-	-$(VENV)/bin/python benchmarks/reach_under_load.py --loaded models/loaded/reach-chain.pt
+	-$(VENV)/bin/python -m studies.reach.under_load --loaded models/loaded/reach-chain.pt
 
 # The whole test suite, slow and root tests included (see README).
 test: setup
 	$(VENV)/bin/python -m pytest
 
+# Speed and cost only, each a ratio against a reference measured in the same run (the studies,
+# paper reproductions included, are in studies/: see their READMEs). The last two provision the
+# default testbed (root) and take it down again.
 bench: setup
-	$(VENV)/bin/python benchmarks/cli_startup.py
-	$(VENV)/bin/python benchmarks/injector_cost.py
-	$(VENV)/bin/python benchmarks/cell_cost.py
-	$(VENV)/bin/python benchmarks/sim_speed.py --model models/reach-chain.pt
-	$(VENV)/bin/python benchmarks/ceenv_speed.py
-	$(VENV)/bin/python benchmarks/reach_quality.py
-	$(VENV)/bin/python benchmarks/reach_vs_rsdql.py
-	$(VENV)/bin/python benchmarks/report_speed.py
-	$(HARNESS) provision && $(VENV)/bin/python benchmarks/cpu_ratio.py; $(HARNESS) teardown
+	$(VENV)/bin/python -m benchmarks.cli_startup
+	$(VENV)/bin/python -m benchmarks.sim_speed --model models/reach-chain.pt
+	$(VENV)/bin/python -m benchmarks.ceenv_speed
+	$(VENV)/bin/python -m benchmarks.report_speed
+	$(VENV)/bin/python -m benchmarks.cell_cost
+	$(VENV)/bin/python -m benchmarks.injector_cost
+	$(HARNESS) provision && $(VENV)/bin/python -m benchmarks.cpu_ratio; rc=$$?; $(HARNESS) teardown; exit $$rc
 
 clean:
 	-$(HARNESS) teardown

@@ -1,6 +1,6 @@
 """CEEnv and REACH's latency model as they were before compilation (numpy, a Python loop per
 environment; harness at commit 0223ae7), kept only as the speed reference of
-benchmarks/ceenv_speed.py. The library's compiled version (harness.sim.ceenv_kernels,
+benchmarks.ceenv_speed. The library's compiled version (harness.sim.ceenv_kernels,
 harness.sim.latency_kernel) replaced them; the benchmark also checks both give the same latency.
 """
 

@@ -9,7 +9,7 @@ X @ D once per caller; the numpy one ran an einsum per call edge), and a check t
 implementations give the same latency. Targets (issue 20): >= 100,000 steps/s on Chain and
 >= 10x the numpy implementation on the 30 x 20 app.
 
-    .venv/bin/python benchmarks/ceenv_speed.py [--seconds 3] [--batch 64]
+    .venv/bin/python -m benchmarks.ceenv_speed [--seconds 3] [--batch 64]
 """
 
 from __future__ import annotations
@@ -17,16 +17,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ceenv_numpy import NumpyCEEnvBatch, NumpyDynamics, numpy_terms  # noqa: E402
-
-from harness.sim.ceenv import CEEnvBatch, Dynamics, EnvConfig, default_model  # noqa: E402
-from harness.sim.latency import LatencyModel, Topology  # noqa: E402
-from harness.spec.app import parse_app  # noqa: E402
+from benchmarks.ceenv_numpy import NumpyCEEnvBatch, NumpyDynamics, numpy_terms
+from harness.sim.ceenv import CEEnvBatch, Dynamics, EnvConfig, default_model
+from harness.sim.latency import LatencyModel, Topology
+from harness.spec.app import parse_app
 
 
 def large_model(services: int = 20, nodes: int = 30, seed: int = 0) -> LatencyModel:

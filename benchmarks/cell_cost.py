@@ -1,7 +1,7 @@
 """What the service cell itself costs: max requests/s of a cell with an empty job vs a bare
 aiohttp server (the cell's own stack), and the cell's added p50 latency, in one run on loopback.
 
-    .venv/bin/python benchmarks/cell_cost.py [--seconds 5] [--connections 16] [--rounds 3]
+    .venv/bin/python -m benchmarks.cell_cost [--seconds 5] [--connections 16] [--rounds 3]
 """
 
 from __future__ import annotations

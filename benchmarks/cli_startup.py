@@ -1,6 +1,6 @@
 """How fast `harness --help` answers, against the bare interpreter's start-up in the same run.
 
-    .venv/bin/python benchmarks/cli_startup.py [--runs 10]
+    .venv/bin/python -m benchmarks.cli_startup [--runs 10]
 """
 
 from __future__ import annotations

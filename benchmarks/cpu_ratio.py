@@ -2,7 +2,7 @@
 of each type, interleaved; the CPU share each node's cgroup gives it, against the configured ratios
 (the fastest type is the reference). See harness/testbed/speed.py for why shares, not wall times.
 
-    .venv/bin/python benchmarks/cpu_ratio.py [--state-dir .harness] [--rounds 5]
+    .venv/bin/python -m benchmarks.cpu_ratio [--state-dir .harness] [--rounds 5]
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ through the injector vs with the injector's rule removed, measured alternately i
 Builds its own two-node testbed (unique prefix), runs the echo server in one node and a
 closed-loop client in the other, and tears everything down at the end, also on failure.
 
-    sudo .venv/bin/python benchmarks/injector_cost.py [--seconds 5] [--rounds 3] [--connections 8]
+    sudo .venv/bin/python -m benchmarks.injector_cost [--seconds 5] [--rounds 3] [--connections 8]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """harness's μBench jobs against μBench's own code: the time of one job call, same parameters.
 
-    .venv/bin/python benchmarks/mubench_loader.py --mubench PATH/TO/muBench [--python PY] [--calls 200]
+    .venv/bin/python -m benchmarks.mubench_loader --mubench PATH/TO/muBench [--python PY] [--calls 200]
 
 PATH is a checkout of github.com/mSvcBench/muBench; PY an interpreter with ``jsonmerge`` (μBench's
 Loader imports it), e.g. a venv made with ``pip install jsonmerge``. For each case μBench's

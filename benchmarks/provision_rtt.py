@@ -1,7 +1,7 @@
 """Provision an inventory on this machine, time it, and check every node pair's measured RTT
 against its configured one (within 2 ms or 10 %, whichever is looser); then tear it down.
 
-    .venv/bin/python benchmarks/provision_rtt.py [--inventory inventories/rollout-basic-local.yaml]
+    .venv/bin/python -m benchmarks.provision_rtt [--inventory inventories/rollout-basic-local.yaml]
 
 Needs root. Uses its own state directory, and the inventory's prefix and subnet: run it beside
 a provisioned default testbed only with an inventory whose prefix differs (the samples' do).
@@ -16,11 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness import shipped
 from harness.spec.inventory import load_inventory
 from harness.testbed.backends import backend
-
-REPO = Path(__file__).resolve().parents[1]
-
 
 def within(configured: float, measured: float | None) -> bool:
     return measured is not None and abs(measured - configured) <= max(2.0, 0.10 * configured)
@@ -28,7 +26,7 @@ def within(configured: float, measured: float | None) -> bool:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--inventory", type=Path, default=REPO / "inventories/rollout-basic-local.yaml")
+    ap.add_argument("--inventory", type=Path, default=shipped.find("inventories/rollout-basic-local.yaml"))
     args = ap.parse_args()
     inv = load_inventory(args.inventory)
     be = backend(inv.backend)

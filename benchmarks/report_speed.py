@@ -1,7 +1,7 @@
 """Report build time for 5 policies x 3 repeats of 150-s runs (issue target: under 30 s).
 Reference in the same run: only reading every run's files with pandas (no report can be faster).
 
-    .venv/bin/python benchmarks/report_speed.py [--seconds 150]
+    .venv/bin/python -m benchmarks.report_speed [--seconds 150]
 """
 
 from __future__ import annotations
@@ -12,11 +12,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from harness.results.collect import find  # noqa: E402
-from harness.results.report import build  # noqa: E402
-from tests.results.synthetic import make_run  # noqa: E402
+from harness.results.collect import find
+from harness.results.report import build
+from tests.results.synthetic import make_run
 
 POLICIES = {"default": 220.0, "reach": 200.0, "rsdql": 210.0, "cloud-first": 215.0, "latency-greedy": 240.0}
 

@@ -2,7 +2,7 @@
 valid actions), the latency model's placements/s, and a trained policy's decision time (p50,
 p99 per decision; target p99 under 1 ms). Reference in the same run: a bare numpy step.
 
-    .venv/bin/python benchmarks/sim_speed.py [--model models/reach-chain.pt] [--seconds 3]
+    .venv/bin/python -m benchmarks.sim_speed [--model models/reach-chain.pt] [--seconds 3]
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ repeat (each repeat plays the same schedule and load seed for both), with a 95 %
 difference, beside the paper's numbers and the latency its figure scripts model.
 
     .venv/bin/harness run scenarios/kubedsm/1.3_0.4.yaml --policy kubedsm,k8s-edge --repeat 3
-    .venv/bin/python benchmarks/kubedsm_live.py results/<utc>-kubedsm-1.3_0.4
+    .venv/bin/python -m studies.kubedsm.live results/<utc>-kubedsm-1.3_0.4
 
 The paper measures only the edge ratio; its scripts model latency as 300 ms per request served
 in the cloud and 50 ms on the edge (later 100 / 10 ms). Here the latency is measured.

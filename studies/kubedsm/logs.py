@@ -3,7 +3,7 @@
 node the pods really took — the facts the replay's reading of the workloads rests on.
 
     git clone https://github.com/AUT-Cloud-Lab/MineDraft    # the logs are not copied into harness
-    .venv/bin/python benchmarks/kubedsm_logs.py MineDraft [--replay [--system-reserved 1,1024]]
+    .venv/bin/python -m studies.kubedsm.logs MineDraft [--replay [--system-reserved 1,1024]]
 
 A log (reports/<scheduler>/<date>/normal_scenario_<m>_<σ>/*.json) is a list of snapshots, one
 every 15 s, each with the pods on every node. The edge ratio is computed as harness's replay and
@@ -28,12 +28,10 @@ import numpy as np
 
 from harness.results import placement_metrics as pm
 from harness.results.stats import mean_ci95
+from harness import shipped
 from harness.spec.app import load_app
+from studies.kubedsm.paper import reserved, setting  # the replay's cluster and its --system-reserved reading
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from kubedsm_paper import reserved, setting  # noqa: E402  (the replay's cluster and its --system-reserved reading)
-
-REPO = Path(__file__).resolve().parents[1]
 SWEEP = [f"1.{k}_0.4" for k in range(1, 7)]
 POD = re.compile(r"([a-d])-deployment-")
 RUN = re.compile(r"normal_scenario_(\d\.\d_\d\.\d)(?:_\d+)?\.json$")
@@ -41,7 +39,7 @@ PAPER = "the paper: KubeDSM 0.80 on the sweep, +13.4 % over the best baseline"
 
 
 def table5_requests() -> dict[str, tuple[float, float]]:
-    app = load_app(REPO / "workloads/kubedsm.json")
+    app = load_app(shipped.workload("kubedsm"))
     return {s: (app.cpu_request(s), app.memory_request(s)) for s in app.services}
 
 

@@ -1,11 +1,11 @@
 """Paper 004 (KubeDSM) replayed in simulation on its cluster (Table 4) and deployments (Table 5),
 beside the paper's numbers.
 
-    .venv/bin/python benchmarks/kubedsm_paper.py workloads [--seeds 10] [--instant] [--qos paper]   # Figs. 4-5, 8-9
-    .venv/bin/python benchmarks/kubedsm_paper.py variants  [--seeds 10]               # Fig. 10
-    .venv/bin/python benchmarks/kubedsm_paper.py qos       [--seeds 10]               # Fig. 11
-    .venv/bin/python benchmarks/kubedsm_paper.py speed                                # a batch of 20 pods
-    .venv/bin/python benchmarks/kubedsm_paper.py scenarios [--cycle-s 90] [--out scenarios/kubedsm]  # live files
+    .venv/bin/python -m studies.kubedsm.paper workloads [--seeds 10] [--instant] [--qos paper]   # Figs. 4-5, 8-9
+    .venv/bin/python -m studies.kubedsm.paper variants  [--seeds 10]               # Fig. 10
+    .venv/bin/python -m studies.kubedsm.paper qos       [--seeds 10]               # Fig. 11
+    .venv/bin/python -m studies.kubedsm.paper speed                                # a batch of 20 pods
+    .venv/bin/python -m studies.kubedsm.paper scenarios [--cycle-s 90] [--out scenarios/kubedsm]  # live files
 
 The 11 m_σ workloads (12 cycles × 90 s; harness.rescheduler.replay), the same schedules (seeds
 0..N-1) for every policy; the HPA's default behaviour between the schedule and the cluster
@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness import shipped
 from harness.policies import build
 from harness.results.stats import mean_ci95
 from harness.rescheduler.replay import (CYCLE_S, TERMINATING_S, WORKLOADS, HpaBehaviour, m_sigma_schedule, replay,
@@ -35,13 +36,12 @@ from harness.sim.topology import model_for
 from harness.spec.app import load_app
 from harness.spec.profile import load_profile
 
-REPO = Path(__file__).resolve().parents[1]
 BASELINES = ["k8s-edge", "bef", "sef", "cf", "random"]
 
 
 def setting():
-    app = load_app(REPO / "workloads/kubedsm.json")
-    model = unlimited_cloud(model_for(app, load_profile(REPO / "profiles/kubedsm.kubedsm-local.json")))
+    app = load_app(shipped.workload("kubedsm"))
+    model = unlimited_cloud(model_for(app, load_profile(shipped.profile("kubedsm", "kubedsm-local"))))
     return app, model
 
 
@@ -192,7 +192,7 @@ def scenarios(args) -> bool:
             "replica_schedule": {"cycle_s": args.cycle_s, "cycles": cycles},
             "rescheduler": {"period_s": 1, "start_s": 1, "max_moves": 8},
         }
-        head = (f"# Written by benchmarks/kubedsm_paper.py scenarios --cycle-s {args.cycle_s:g}: KubeDSM's workload {name}\n"
+        head = (f"# Written by python -m studies.kubedsm.paper scenarios --cycle-s {args.cycle_s:g}: KubeDSM's workload {name}\n"
                 f"# on inventories/kubedsm-local.yaml (paper 004, Figs. 4-5), the replay's seed-0 schedule.\n")
         (out / f"{name}.yaml").write_text(head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None))
         print(out / f"{name}.yaml")

@@ -4,7 +4,7 @@ mean latency over the repeats with its 95 % CI, the p95, the moves, the latency 
 and after the scenario's change (the fault, or the surge), REACH's improvement over the others,
 and what the paper reports (REACH §VII-D and §VII-E).
 
-    .venv/bin/python benchmarks/reach_live.py results/<utc>-node-failure results/<utc>-traffic-surge
+    .venv/bin/python -m studies.reach.live results/<utc>-node-failure results/<utc>-traffic-surge
 
 A run's own summary.json gives its mean over the measured window; "before" and "after" split
 the requests sent in that window at the change's time (the first fault, or the load step).

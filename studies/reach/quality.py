@@ -3,7 +3,7 @@
 search runs), and fewer moves than pods. Prints a table and one PASS/FAIL line per check; exits
 1 if any check fails.
 
-    .venv/bin/python benchmarks/reach_quality.py [--model-dir models] [--first-scenario 0]
+    .venv/bin/python -m studies.reach.quality [--model-dir models] [--first-scenario 0]
 
 Scenarios are the seeded background loads `harness evaluate` uses (seeds first..first+n-1).
 Choose between candidate models on other seeds (e.g. --first-scenario 100) than the ones
@@ -19,18 +19,15 @@ from dataclasses import asdict
 from pathlib import Path
 
 from harness.policies import build
-from harness.sim.ceenv import load_dynamics
 from harness.rescheduler.evaluate import run_policy, write_results
+from studies.common import PROFILE, REACH_APPS, dynamics, model, verdict
 
-REPO = Path(__file__).resolve().parents[1]
-APPS = ("chain", "aggregator-sequential", "aggregator-parallel")
 GAP = 0.05
-PROFILE = "profiles/{app}.reach-local.json"
 
 
-def evaluate_app(app: str, model_dir: Path, seeds: list[int], profile: str = PROFILE) -> tuple[list, list[tuple[str, bool, str]]]:
-    _, _, dyn = load_dynamics(REPO / f"workloads/{app}.json", REPO / profile.format(app=app))
-    policies = {"reach": build("reach", model=str(model_dir / f"reach-{app}.pt")),
+def evaluate_app(app: str, model_dir: Path | None, seeds: list[int], profile: str = PROFILE) -> tuple[list, list[tuple[str, bool, str]]]:
+    _, _, dyn = dynamics(app, profile)
+    policies = {"reach": build("reach", model=str(model("reach", app, model_dir))),
                 "default": build("default"), "cloud-first": build("cloud-first"), "optimal": build("optimal")}
     plan = {4: ("reach", "optimal"), 12: ("reach", "default", "cloud-first", "optimal"),
             20: ("reach", "default", "cloud-first")}
@@ -57,8 +54,8 @@ def evaluate_app(app: str, model_dir: Path, seeds: list[int], profile: str = PRO
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model-dir", type=Path, default=REPO / "models")
-    ap.add_argument("--apps", default=",".join(APPS))
+    ap.add_argument("--model-dir", type=Path, help="where the models are (default: the committed ones)")
+    ap.add_argument("--apps", default=",".join(REACH_APPS))
     ap.add_argument("--profile", default=PROFILE, help="the profile each app is judged on ({app} is the app's "
                     "name), e.g. profiles/{app}.reach-local.calibrated.json for a model trained on a calibrated one")
     ap.add_argument("--scenarios", type=int, default=10)
@@ -77,7 +74,7 @@ def main() -> int:
         print(f"{r['app']:22s} {r['policy']:12s} {r['pods']:4d} {r['latency_ms']:11.2f} {r['moves']:6.1f} "
               f"{r['moved_share']:6.0%}")
     for name, ok, detail in checks:
-        print(f"{'PASS' if ok else 'FAIL'}  {name}: {detail}")
+        print(f"{verdict(ok)}  {name}: {detail}")
     failed = sum(not ok for _, ok, _ in checks)
     print(f"{len(checks) - failed}/{len(checks)} checks pass; scenarios {seeds[0]}..{seeds[-1]}; "
           f"{time.monotonic() - t0:.0f} s")

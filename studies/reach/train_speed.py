@@ -1,12 +1,12 @@
 """REACH's training time: a quick recipe (``--recipe``, four-minute by default) trained in full
 against the committed recipe (Table V's PPO) timed over a short run in the same process, and the
-quick models checked against issue 4's bar (benchmarks/reach_quality.py's checks, on the same
+quick models checked against issue 4's bar (studies.reach.quality's checks, on the same
 scenarios).
 
 Timings on this machine swing 2x between runs, so the speed-up is the figure to compare across
 runs; the absolute minutes answer "can I train a model in a coffee break".
 
-    .venv/bin/python benchmarks/train_speed.py [--apps chain] [--out /tmp/reach-fast] [--seed 2] [--recipe fast]
+    .venv/bin/python -m studies.reach.train_speed [--apps chain] [--out /tmp/reach-fast] [--seed 2] [--recipe fast]
 """
 
 from __future__ import annotations
@@ -16,31 +16,27 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from reach_quality import evaluate_app  # noqa: E402
+from harness.policies.learned import train_and_save, training_config
+from harness.policies.reach import Reach
+from studies.common import PROFILE, REACH_APPS, dynamics, verdict
+from studies.reach.quality import evaluate_app
 
-from harness.policies.learned import train_and_save, training_config  # noqa: E402
-from harness.policies.reach import Reach  # noqa: E402
-from harness.sim.ceenv import load_dynamics  # noqa: E402
-
-REPO = Path(__file__).resolve().parents[1]
-APPS = ("chain", "aggregator-sequential", "aggregator-parallel")
 TARGET_S = 240
 
 
 def timed_training(app: str, recipe: str, extra: list[str], out: Path) -> tuple[float, int, float]:
     """(seconds, steps, final mean return) of training with the recipe (and extra flags)."""
     args, env = training_config(Reach, extra, recipe)
-    a, prof, dyn = load_dynamics(REPO / f"workloads/{app}.json", REPO / f"profiles/{app}.reach-local.json", None, env)
+    a, prof, dyn = dynamics(app, env=env)
     t = time.monotonic()
-    _, curve = train_and_save(Reach, dyn, args, a.name, f"profiles/{app}.reach-local.json", prof.testbed, out,
+    _, curve = train_and_save(Reach, dyn, args, a.name, PROFILE.format(app=app), prof.testbed, out,
                               f"reach-{app}", force=True)
     return time.monotonic() - t, args.total_steps, curve[-1][1]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--apps", default=",".join(APPS))
+    ap.add_argument("--apps", default=",".join(REACH_APPS))
     ap.add_argument("--out", type=Path, default=Path("/tmp/reach-fast"), help="where the fast models go")
     ap.add_argument("--seed", type=int, default=2)
     ap.add_argument("--recipe", default="four-minute", choices=sorted(Reach.recipes), help="the quick recipe")
@@ -69,7 +65,7 @@ def main() -> int:
     for app, projected, fast_s, _, ret in rows:
         print(f"{app:22s} {projected:24.0f} {fast_s:7.0f} {projected / fast_s:8.1f}x {ret:13.1f}")
     for name, ok, detail in checks:
-        print(f"{'PASS' if ok else 'FAIL'}  {name}: {detail}")
+        print(f"{verdict(ok)}  {name}: {detail}")
     failed = sum(not ok for _, ok, _ in checks)
     print(f"{len(checks) - failed}/{len(checks)} checks pass; scenarios {seeds[0]}..{seeds[-1]}")
     return 1 if failed else 0

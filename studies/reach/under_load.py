@@ -5,7 +5,7 @@ scenarios. Compares a model trained under load (`harness train --load 1,6 --load
 with the committed one (trained without load) and the default scheduler; prints the table and
 whether the load-aware model is at or below both at every load.
 
-    .venv/bin/python benchmarks/reach_under_load.py --loaded models/loaded/reach-chain.pt \
+    .venv/bin/python -m studies.reach.under_load --loaded models/loaded/reach-chain.pt \
         [--committed models/reach-chain.pt] [--pods 4,12,20] [--users 1,3,6]
 """
 
@@ -17,26 +17,25 @@ from pathlib import Path
 
 from harness.policies import build
 from harness.rescheduler.evaluate import run_policy
-from harness.sim.ceenv import Dynamics, EnvConfig, load_dynamics
-
-REPO = Path(__file__).resolve().parents[1]
+from harness.sim.ceenv import Dynamics, EnvConfig
+from studies.common import PROFILE, dynamics, model
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--loaded", type=Path, required=True, help="a REACH model trained under closed-loop load")
-    ap.add_argument("--committed", type=Path, default=REPO / "models/reach-chain.pt")
+    ap.add_argument("--committed", type=Path, help="the model trained without load (default: the committed one)")
     ap.add_argument("--app", default="chain")
-    ap.add_argument("--profile", default="profiles/{app}.reach-local.json")
+    ap.add_argument("--profile", default=PROFILE)
     ap.add_argument("--pods", default="4,12,20")
     ap.add_argument("--users", default="1,3,6")
     ap.add_argument("--scenarios", type=int, default=10, help="evaluate's scenarios 0..n-1")
     a = ap.parse_args()
     users = [int(u) for u in a.users.split(",")]
-    _, _, plain = load_dynamics(REPO / f"workloads/{a.app}.json", REPO / a.profile.format(app=a.app))
+    _, _, plain = dynamics(a.app, a.profile)
     # the same world, its latency taken under closed-loop users
     dyn = Dynamics(plain.model, EnvConfig(load=(1.0, float(max(users))), load_kind="closed"))
-    policies = {"default": build("default"), "reach (committed)": build("reach", model=str(a.committed)),
+    policies = {"default": build("default"), "reach (committed)": build("reach", model=str(a.committed or model("reach", a.app))),
                 "reach (under load)": build("reach", model=str(a.loaded))}
     seeds = list(range(a.scenarios))
     print(f"{a.app}: mean predicted latency (ms) over scenarios 0-{a.scenarios - 1}, closed-loop users")

@@ -3,7 +3,7 @@ apps at 4, 12 and 20 pods, the same scenarios for both, each scenario a paired d
 and 95 % CI over the scenarios, beside the paper's -9.83 % (REACH's mean latency against RSDQL's
 over 4/12/20 pods).
 
-    .venv/bin/python benchmarks/reach_vs_rsdql.py [--model-dir models] [--scenarios 10]
+    .venv/bin/python -m studies.reach.vs_rsdql [--model-dir models] [--scenarios 10]
 """
 
 from __future__ import annotations
@@ -17,10 +17,8 @@ import numpy as np
 from harness.policies import build
 from harness.rescheduler.evaluate import run_policy
 from harness.results.stats import mean_ci95
-from harness.sim.ceenv import load_dynamics
+from studies.common import REACH_APPS, dynamics, model
 
-REPO = Path(__file__).resolve().parents[1]
-APPS = ("chain", "aggregator-sequential", "aggregator-parallel")
 PAPER = -9.83  # % (REACH, §VII-F)
 
 
@@ -31,8 +29,8 @@ def shown(rel: np.ndarray) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model-dir", type=Path, default=REPO / "models")
-    ap.add_argument("--apps", default=",".join(APPS))
+    ap.add_argument("--model-dir", type=Path, help="where the models are (default: the committed ones)")
+    ap.add_argument("--apps", default=",".join(REACH_APPS))
     ap.add_argument("--pods", default="4,12,20")
     ap.add_argument("--scenarios", type=int, default=10)
     args = ap.parse_args()
@@ -40,8 +38,8 @@ def main() -> int:
     print(f"{'app':22s} {'pods':>4s} {'REACH ms':>9s} {'RSDQL ms':>9s} {'REACH vs RSDQL':>22s}")
     every, means = [], {"reach": [], "rsdql": []}
     for app in args.apps.split(","):
-        _, _, dyn = load_dynamics(REPO / f"workloads/{app}.json", REPO / f"profiles/{app}.reach-local.json")
-        pols = {p: build(p, model=str(args.model_dir / f"{p}-{app}.pt")) for p in ("reach", "rsdql")}
+        _, _, dyn = dynamics(app)
+        pols = {p: build(p, model=str(model(p, app, args.model_dir))) for p in ("reach", "rsdql")}
         per_app = []
         for pods in map(int, args.pods.split(",")):
             lat = {p: np.array([run_policy(dyn, pol, p, pods, [s]).latency_ms for s in seeds]) for p, pol in pols.items()}

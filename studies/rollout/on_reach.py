@@ -1,7 +1,7 @@
 """The rollout on REACH's latency model (issue 17's bar): within 5 % of `optimal` at 4 and 12 pods
 on the three REACH apps, in under 100 ms per decision (placing all the pods of a scenario).
 
-    .venv/bin/python benchmarks/rollout_reach.py [--scenarios 10] [--base latency-greedy]
+    .venv/bin/python -m studies.rollout.on_reach [--scenarios 10] [--base latency-greedy]
 
 Quality: mean predicted latency over evaluate's scenarios (seeds 0..n-1), rollout vs `optimal`
 (exhaustive) and vs its base policy. Speed: the time of one `place` call for all pods, median and
@@ -14,16 +14,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
 from harness.policies import build
 from harness.rescheduler.evaluate import SimWorld, run_policy, scenario, slots_for
-from harness.sim.ceenv import load_dynamics
-
-REPO = Path(__file__).resolve().parents[1]
-APPS = ("chain", "aggregator-sequential", "aggregator-parallel")
+from studies.common import REACH_APPS, dynamics
 
 
 def place_times(dyn, policy, pods: int, seeds: list[int]) -> list[float]:
@@ -46,8 +42,8 @@ def main() -> int:
     checks = []
     print(f"{'app':22s} {'pods':>4s} {'rollout':>8s} {'optimal':>8s} {'gap':>6s} {args.base:>15s} "
           f"{'p50 ms':>7s} {'p99 ms':>7s} {'x default':>9s}")
-    for app in APPS:
-        _, _, dyn = load_dynamics(REPO / f"workloads/{app}.json", REPO / f"profiles/{app}.reach-local.json")
+    for app in REACH_APPS:
+        _, _, dyn = dynamics(app)
         place_times(dyn, rollout, 4, [0])  # warm-up
         for pods in (4, 12, 20):
             r = run_policy(dyn, rollout, "rollout", pods, seeds)

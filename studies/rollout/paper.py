@@ -1,11 +1,11 @@
 """Paper 003 (multi-agent rollout) reproduced on generated instances, beside the paper's numbers.
 
-    .venv/bin/python benchmarks/rollout_paper.py table4 [--apps 10,20] [--instances 20] [--time-limit 30] [--reserve-ms 1]
-    .venv/bin/python benchmarks/rollout_paper.py sensitivity [--sizes 0.75,1,1.5,2] [--apps 10,20] [--time-limit 10]
-    .venv/bin/python benchmarks/rollout_paper.py horizons [--apps 10] [--instances 20] [--time-limit 10]
-    .venv/bin/python benchmarks/rollout_paper.py sweeps [--apps 50] [--instances 5]
-    .venv/bin/python benchmarks/rollout_paper.py pareto [--apps 1000]
-    .venv/bin/python benchmarks/rollout_paper.py theta [--apps 10] [--instances 3]
+    .venv/bin/python -m studies.rollout.paper table4 [--apps 10,20] [--instances 20] [--time-limit 30] [--reserve-ms 1]
+    .venv/bin/python -m studies.rollout.paper sensitivity [--sizes 0.75,1,1.5,2] [--apps 10,20] [--time-limit 10]
+    .venv/bin/python -m studies.rollout.paper horizons [--apps 10] [--instances 20] [--time-limit 10]
+    .venv/bin/python -m studies.rollout.paper sweeps [--apps 50] [--instances 5]
+    .venv/bin/python -m studies.rollout.paper pareto [--apps 1000]
+    .venv/bin/python -m studies.rollout.paper theta [--apps 10] [--instances 3]
 
 - table4: basic topology (20/5/2), w = 0.01, β = 0.9, γ = 0.8. Per instance the MILP (HiGHS, time
   limit, started from the best rollout's assignment) gives the optimum or its best incumbent and

@@ -248,7 +248,7 @@ def test_a_moved_pods_old_copy_holds_its_room_too(setting):
 
 
 def test_the_committed_workload_files_are_the_generators_seed_0(setting):
-    """scenarios/kubedsm/*.yaml (benchmarks/kubedsm_paper.py scenarios) load as scenarios, and
+    """scenarios/kubedsm/*.yaml (python -m studies.kubedsm.paper scenarios) load as scenarios, and
     each plays the replay's seed-0 schedule of its workload: regenerate them if the generator moves."""
     from harness.rescheduler.replay import WORKLOADS, workload_name
     from harness.scenarios.catalog import load_scenario
