@@ -23,7 +23,7 @@ def scenarios() -> None:
 
 
 SHAPES = """
-What a scenario file may use (harness/scenarios/*.yaml are examples; README has the details):
+What a scenario file may use (harness/scenarios/*.yaml are examples; docs/scenarios.md has the details):
   load: {{mode: closed|open|periodic|trace, steps: [{{at_s, value}}], steps_file: rates.csv,
          trace_file: mubench-workload.json, entry: SERVICE-or-APP, client: NODE}}   (or a list of loads)
   app: NAME or [NAME, NAME]          several apps deployed together, services named <app>-<service>

@@ -132,7 +132,7 @@ def training_config(cls: type[CEEnvPolicy], argv: list[str], recipe: str | None 
     return args, env
 
 
-TRAIN_ALIASES = {"steps": "total_steps"}  # the flag the README and older scripts use
+TRAIN_ALIASES = {"steps": "total_steps"}  # the flag older scripts and models use
 
 
 def training_groups(cls: type[CEEnvPolicy]) -> dict[str, type]:

@@ -22,7 +22,7 @@ current app's own) ``reserve_ms`` of delay dearer, so its completion leaves the 
 app would pay no delay. The agents still rank by their immediate cost, and J̃ is still the
 objective's cost of the completion. Why: an agent that moves one microservice off another app's
 source gains nothing when the paper's greedy then puts the app's other microservices there all
-the same; only the pair moved together frees the room (README, paper 003).
+the same; only the pair moved together frees the room (studies/rollout/README.md, "The base policy").
 """
 
 from __future__ import annotations

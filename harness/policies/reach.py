@@ -159,7 +159,7 @@ class Reach(CEEnvPolicy):
         # how the committed models were made (`make models`, with --seed 2): Table V's PPO plus
         # entropy 0.01, half the episodes after a node failure, a quarter at the largest deployment
         "committed": COMMITTED,
-        # batch shapes for this 2-core CPU (benchmarks/train_speed.py): 128 environments x 32 steps
+        # batch shapes for this 2-core CPU (python -m studies.reach.train_speed): 128 environments x 32 steps
         # per rollout, minibatches of 1024 (Table V: 64) on two threads, 2/3 of the environment
         # steps; for the 24x fewer gradient steps a learning rate of 1e-3 (Table V: 3e-4) and half
         # the episodes at the largest deployment (chosen on Chain, scenarios 100-109)

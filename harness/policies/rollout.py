@@ -47,7 +47,8 @@ class RolloutArgs:
     # paper problem: the base policy (the greedy best-fit) ranks a node that is a pending app's source
     # (not the current app's own) this many ms of delay dearer, so its completion leaves room where a
     # later app pays no delay. 0 is the paper's greedy as base; harness's addition, not the paper's
-    # (README: one agent's look-ahead over the paper's greedy cannot see two microservices' joint move).
+    # (studies/rollout/README.md, "The base policy": one agent's look-ahead over the paper's greedy
+    # cannot see two microservices' joint move).
     reserve_ms: float = 0.0
     base: str = "latency-greedy"  # harness's problem: the base policy (latency-greedy | default | greedy-bestfit)
     min_gain_ms: float = 1.0  # as a rescheduler: re-place only when predicted this much faster

@@ -12,7 +12,7 @@ time W, and eqs. 2-9 run on W instead of E. Two disciplines:
   node shares the node's CPU, so W = E / (1 − ρ_node), with ρ_node = Σ over the node's pods of
   their arrival rate × E, over ``capacity`` (1: the node's whole CPU goes to requests, the ideal
   PS server; below 1 when concurrent requests get less of it than one request alone — fitted by
-  ``benchmarks/fidelity.py --open``). Right where a node's CPU share is at most one core and a
+  ``python -m studies.fidelity.open_loop``). Right where a node's CPU share is at most one core and a
   job cannot use more — the local testbed (cgroup bandwidth below one core per node), and any
   cell, whose Python job holds one core at most. PS is insensitive to the service-time
   distribution.

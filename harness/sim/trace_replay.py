@@ -9,7 +9,7 @@ replayed on exactly those arrivals, and each request gets its own predicted late
 predicted then share the bursts, so their difference is less noisy than either
 (``results.stats.paired_error``).
 What they cannot share is the cells' own speed, which swings from one 5 s stretch to the next;
-near saturation that noise stays (README, "Replayed on each run's own arrivals").
+near saturation that noise stays (studies/fidelity/README.md, "Open-loop load").
 
 The network (same semantics as ``sim.latency``'s eqs. 2-9, taken from the ``LatencyModel``):
 

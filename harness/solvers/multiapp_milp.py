@@ -12,7 +12,7 @@ Eq. 3 as printed has one row per pair (v, v'); summed over v' (the x[·,j] add u
 allows exactly the same integer points with |V| times fewer rows and a tighter relaxation.
 Eq. 7 as printed, θ_a ≥ l(π_a, v)·x[v,k] for each v, is what ``theta="printed"`` builds; summing
 over v gives the same integer solutions (exactly one x[·,k] is 1) and a tighter relaxation
-(``theta="summed"``, the default; ``benchmarks/rollout_paper.py theta`` measures both: 1.6-2.2×
+(``theta="summed"``, the default; ``python -m studies.rollout.paper theta`` measures both: 1.6-2.2×
 faster to the optimum on 10-app basic instances here).
 """
 

@@ -70,7 +70,7 @@ class LocalOptions(BaseModel):
     # The kernel hands a cgroup's quota to each CPU in slices (kernel.sched_cfs_bandwidth_slice_us,
     # 5 ms by default): at or above an edge node's whole quota per 10 ms period, one CPU takes it
     # all and the node's threads on the other CPU are throttled while quota sits unused. A busy
-    # node then waits up to twice what its utilisation says (README, "Load").
+    # node then waits up to twice what its utilisation says (studies/fidelity/README.md, "Open-loop load").
     bandwidth_slice_us: int | None = Field(1000, ge=100, le=1000000, description="the kernel's CFS bandwidth slice "
                                            "while the testbed is up (host-wide, restored at teardown); null: leave the host's")
     prometheus_port: int = Field(19090, ge=1024, le=65535, description="Prometheus listens on 127.0.0.1:<port>")

@@ -118,7 +118,7 @@ def _kernel_has_netem() -> bool:
 @pytest.mark.root
 def test_netem_role_probes_the_kernel_and_says_how_to_get_sch_netem(tmp_path, as_root):
     if shutil.which("tc") is None:
-        pytest.fail("tc (iproute2) is missing; README's setup installs it")
+        pytest.fail("tc (iproute2) is missing; make setup installs it")
     if _kernel_has_netem():
         script = _run_netem_locally(tmp_path, netem_check_kernel=True)
         assert "netem delay 25ms" in script.read_text()

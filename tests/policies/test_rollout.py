@@ -53,7 +53,7 @@ def test_greedy_restarts_the_app_when_a_delay_cap_blocks_it():
 
 
 def jointly_blocked() -> Instance:
-    """README's seed-3 story in four nodes. App 0's source n0 is too small for it, so it pays 1 ms
+    """studies/rollout/README.md's seed-3 story in four nodes. App 0's source n0 is too small for it, so it pays 1 ms
     anyway; n1, the cheapest near-edge node, is app 1's source. The greedy puts both of app 0's
     microservices on n1 and app 1 must leave its source (1 ms); the optimum puts app 0 on n2 and
     app 1 at home (0 ms). Moving one of app 0's microservices off n1 frees too little for app 1."""

@@ -58,8 +58,8 @@ def rows(stdout: str) -> dict[tuple[str, int], list[str]]:
     return out
 
 
-def test_the_readme_shows_the_example_policy_verbatim():
-    assert EXAMPLE.read_text().strip() in (REPO / "README.md").read_text()
+def test_the_policy_docs_show_the_example_policy_verbatim():
+    assert EXAMPLE.read_text().strip() in (REPO / "docs/policies.md").read_text()
 
 
 def test_found_through_the_entry_point_and_as_module_class_in_evaluate(user_site):

@@ -11,7 +11,7 @@ def run(argv: list[str], *, check: bool = True, input: str | None = None, timeou
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, input=input, timeout=timeout)
     except FileNotFoundError:
-        raise TestbedError(f"command not found: {argv[0]} (install it: see README)") from None
+        raise TestbedError(f"command not found: {argv[0]} (install it: make setup, as root)") from None
     if check and proc.returncode != 0:
         raise TestbedError(f"{' '.join(argv)} failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}")
     return proc
