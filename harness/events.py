@@ -13,6 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+class UndeclaredEvent(ValueError):
+    """An event kind, or a field of its detail, that the catalogue does not declare: a bug in
+    harness (or a plug-in), never a user's mistake."""
+
+
 @dataclass(frozen=True)
 class EventKind:
     name: str
@@ -20,6 +25,15 @@ class EventKind:
     fields: tuple[str, ...] = ()
     marker: str | None = None  # fault | recovery | move | scale: a line on the report's time axes
     disturbs: bool = False  # a disturbance: failed requests within its window_s are not steady-state errors
+
+    def detail(self, **fields) -> dict:
+        """``fields`` as this kind's detail; raises UndeclaredEvent for a field it does not declare
+        (a declared field may be left out: an event says what it knows)."""
+        extra = sorted(set(fields) - set(self.fields))
+        if extra:
+            raise UndeclaredEvent(f"event {self.name!r} declares no field(s) {', '.join(extra)} "
+                                  f"(declared: {', '.join(self.fields) or 'none'}; harness/events.py)")
+        return fields
 
 
 CATALOGUE: dict[str, EventKind] = {}
@@ -36,9 +50,20 @@ def get(name: str) -> EventKind | None:
     return CATALOGUE.get(name)
 
 
+def checked(name: str, detail: dict) -> dict:
+    """The detail of an event of kind ``name``, checked against the catalogue: the one gate every
+    event a run writes goes through (``results.rundir.RunDir.event``)."""
+    kind = CATALOGUE.get(name)
+    if kind is None:
+        raise UndeclaredEvent(f"undeclared event kind {name!r}: declare it in harness/events.py "
+                              "(a fault kind declares its own when registered)")
+    return kind.detail(**detail)
+
+
 # ---------------------------------------------------------------- the run
 declare("deploy", "the app deployed, every pod ready", ("placement", "placed_by", "scenario"))
-declare("load-start", "the load generator began (t_run 0)", ("mode", "steps"))
+declare("load-start", "the load generator began (t_run 0); per load its mode, entry, rate or user steps, and "
+        "the number of trace requests", ("loads",))
 declare("loadgen-exited", "the load generator stopped before the run's end", ("code",))
 declare("error", "a helper thread failed; the run went on", ("where", "error"))
 declare("cleanup-error", "a clean-up step failed", ("step", "error"))

@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from harness import events
 from harness.errors import OutputError
 
 REQUESTS, EVENTS, PLACEMENTS, METRICS, SUMMARY = "requests.csv", "events.csv", "placements.jsonl", "metrics.csv", "summary.json"
@@ -129,6 +130,12 @@ class RunDir:
         return None if self.t0 is None else round(t - self.t0, 3)
 
     def event(self, kind: str, t: float | None = None, **detail) -> dict:
+        """Write one event; its kind and fields must be in the catalogue (``harness.events``)."""
+        if events.get(kind) is None:
+            from harness import faults
+
+            faults.load_all()  # fault kinds (plug-ins too) declare their events when loaded
+        detail = events.checked(kind, detail)
         t = time.time() if t is None else t
         row = {"t": round(t, 3), "t_run": self.since_start(t), "kind": kind, "detail": detail}
         with self._lock, self._writing(self.path / EVENTS):
