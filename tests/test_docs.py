@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.loadgen.worker import FIELDS as REQUEST_FIELDS
-from harness.results.rundir import EVENT_FIELDS, METRIC_FIELDS
+from harness.results.rundir import EVENT_FIELDS, METRIC_FIELDS, REQUEST_FIELDS
 from tests.conftest import REPO
 
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")

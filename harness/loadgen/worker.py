@@ -33,9 +33,9 @@ from locust.env import Environment
 from locust.stats import CSV_STATS_INTERVAL_SEC, PERCENTILES_TO_REPORT, StatsCSVFileWriter
 
 from harness.loadgen import NO_ENDPOINT, NO_ENDPOINT_PAUSE_S, WRITE_FAILED
+from harness.results.rundir import REQUEST_FIELDS
 from harness.workload.cell import API_PATH, Endpoints
 
-FIELDS = ("t_send", "latency_ms", "status", "bytes", "error", "pod", "entry")
 
 
 def value_at(steps: list[dict], t: float) -> float:
@@ -52,7 +52,7 @@ class RequestLog:
     def __init__(self, path: str):
         self.f = open(path, "w", newline="")
         self.w = csv.writer(self.f)
-        self.w.writerow(FIELDS)
+        self.w.writerow(REQUEST_FIELDS)
         self.f.flush()
 
     def on_request(self, start_time, response_time, response_length, exception, response=None, context=None, **_):

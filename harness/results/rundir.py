@@ -36,6 +36,7 @@ from harness import events
 from harness.errors import OutputError
 
 REQUESTS, EVENTS, PLACEMENTS, METRICS, SUMMARY = "requests.csv", "events.csv", "placements.jsonl", "metrics.csv", "summary.json"
+REQUEST_FIELDS = ("t_send", "latency_ms", "status", "bytes", "error", "pod", "entry")  # the load generator writes it
 EVENT_FIELDS = ("t", "t_run", "kind", "detail")
 METRIC_FIELDS = ("t", "t_run", "pod", "service", "node", "cpu_cores", "rps", "requests", "internal_ms", "external_ms",
                  "request_ms", "cpu_s")
