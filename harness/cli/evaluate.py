@@ -1,4 +1,5 @@
-"""harness evaluate: policies compared in simulation on the same seeded scenarios (REACH Fig. 8)."""
+"""harness evaluate: policies compared in simulation — a scenario file played in simulation (the
+same run directories as `harness run`), or REACH's Fig. 8 sweep over seeded background loads."""
 
 from __future__ import annotations
 
@@ -12,27 +13,53 @@ from harness.cli.main import app
 
 @app.command()
 def evaluate(
-    app_file: Path = typer.Option(..., "--app", help="App JSON."),
-    profile: Path = typer.Option(..., "--profile", help="Profile JSON."),
-    testbed: Optional[Path] = typer.Option(None, "--testbed"),
-    policies: str = typer.Option("reach,rsdql,default,cloud-first,latency-greedy,rollout,optimal",
-                                 help="Comma-separated policies: registered names (harness train makes the learned "
-                                 "ones' models) or package.module:Class."),
+    scenario: Optional[str] = typer.Argument(None, help="A built-in scenario (see 'harness scenarios') or a scenario "
+                                             "file, played in simulation; without it, REACH's Fig. 8 sweep (--app, "
+                                             "--profile, --pods)."),
+    app_file: Optional[Path] = typer.Option(None, "--app", help="App JSON (with a scenario: default its app)."),
+    profile: Optional[Path] = typer.Option(None, "--profile", help="Profile JSON (with a scenario: default "
+                                           "profiles/<app>.<testbed>.json)."),
+    testbed: Optional[Path] = typer.Option(None, "--testbed", help="A testbed state file for the sweep's nodes and RTTs."),
+    inventory: Optional[Path] = typer.Option(None, "--inventory", "-i", help="With a scenario: the testbed to "
+                                             "simulate (default: REACH's, harness/data/inventories/reach-local.yaml)."),
+    policies: str = typer.Option("reach,rsdql,default,cloud-first,latency-greedy,rollout,optimal", "--policy",
+                                 "--policies", help="Comma-separated policies: registered names (harness train makes "
+                                 "the learned ones' models) or package.module:Class."),
+    seeds: int = typer.Option(3, "--seeds", min=1, help="With a scenario: runs per policy, seeds 0..N-1 (the same "
+                              "arrivals for every policy)."),
     pods: str = typer.Option("4,12,20", help="Comma-separated pod counts (split evenly over the services)."),
     scenarios: int = typer.Option(10, help="Scenarios (seeded background loads) per pod count."),
     model_dir: Path = typer.Option(Path("models"), help="Where trained models are (<policy>-<app>.pt)."),
-    out: Optional[Path] = typer.Option(None, help="Also write the results here as CSV (JSON beside it)."),
+    out: Optional[Path] = typer.Option(None, help="The sweep: also write the results here as CSV (JSON beside it). A "
+                                       "scenario: the results folder (default results/; <utc>-<scenario>-sim/ inside)."),
     gap_time_limit: float = typer.Option(10.0, help="Seconds HiGHS may take per scenario for the optimality gap "
                                          "(REACH's model as a MILP); 0: no gaps."),
 ) -> None:
-    """Predicted latency, moves, moved-pod share, the final placements' metrics (edge ratio, cost
-    per hour, pods left pending) and the optimality gap per policy and size, in simulation (REACH
-    Fig. 8). The gap is to the exact optimum where HiGHS proves it within --gap-time-limit on every
-    scenario ("opt"); otherwise to the best placement known (the solver's or any policy's) and, in
-    brackets, to the proven bound, an upper estimate of the true gap ("bound")."""
+    """Policies compared in simulation.
+
+    With a SCENARIO: the scenario played on a simulated cluster built from the inventory and the
+    profile, for each policy and seed, through the same run as live (deployment, load, faults and
+    self-healing, autoscaling, replica schedules, request streams, the one move loop): one run
+    directory per policy and seed under --out with the same files and summary as `harness run`,
+    every request's latency predicted (queueing-aware where the load is known), and what the
+    simulation assumes in each summary. `harness report` takes them beside live runs.
+
+    Without: REACH's Fig. 8 sweep — predicted latency, moves, moved-pod share, the final
+    placements' metrics (edge ratio, cost per hour, pods left pending) and the optimality gap per
+    policy and size. The gap is to the exact optimum where HiGHS proves it within
+    --gap-time-limit on every scenario ("opt"); otherwise to the best placement known (the
+    solver's or any policy's) and, in brackets, to the proven bound, an upper estimate of the true
+    gap ("bound")."""
+    if scenario is not None:
+        return _evaluate_scenario(scenario, policies, seeds, inventory, app_file, profile, model_dir,
+                                  out or Path("results"))
     from dataclasses import asdict
 
     from harness.errors import UserError
+
+    if app_file is None or profile is None:
+        raise UserError("give a SCENARIO to play in simulation, or --app and --profile for the Fig. 8 sweep",
+                        field="--app" if app_file is None else "--profile")
     from harness.policies import build_for_app
     from harness.rescheduler.evaluate import run_policy, write_results
     from harness.rescheduler.gaps import gaps
@@ -87,3 +114,60 @@ def evaluate(
     if out:
         write_results([asdict(r) for r in rows], out)
         print(f"wrote {out} and {out.with_suffix('.json')}")
+
+
+def _evaluate_scenario(scenario: str, policies: str, seeds: int, inventory: Optional[Path], app_file: Optional[Path],
+                       profile: Optional[Path], model_dir: Path, out: Path) -> None:
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from harness.results.summary import fmt
+    from harness.scenarios.session import prepare, run_simulated
+    from harness.spec.inventory import load_inventory
+    from harness.testbed.simulated import simulated_state
+
+    from harness import shipped
+
+    state = simulated_state(load_inventory(inventory))
+    model_dir = shipped.find(model_dir)  # the committed models wherever harness is run from
+    names = [p.strip() for p in policies.split(",") if p.strip()]
+    session = prepare(scenario, names, state, app_file, profile, model_dir, out, suffix="-sim")
+    console = Console()
+    console.print(f"{session.scenario.name} in simulation on {state.name}: {session.scenario.description}; "
+                  f"policies {', '.join(session.policies)} × {seeds} seeds; results in {session.out}")
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} runs"),
+                  TimeElapsedColumn(), console=console, transient=True) as bar:
+        task = bar.add_task("simulated runs", total=seeds * len(session.policies))
+
+        def done(s: dict) -> None:
+            bar.advance(task)
+            console.print(f"  {s['policy']} s{s['seed']}: mean {fmt(s.get('mean_ms'))} ms, p95 {fmt(s.get('p95_ms'))} "
+                          f"ms, {s.get('requests', 0)} requests, {s.get('errors', 0)} errors, {s['moves']} moves")
+        rows = run_simulated(state, session, seeds, on_done=done)
+    _print_comparison(console, rows, session)
+
+
+def _print_comparison(console, rows: list[dict], session) -> None:
+    """Per policy, over its seeds: mean and p95 latency with their 95 % intervals (Student's t over
+    seeds), then the means of the other measures; plain lines, so a pipe keeps every number."""
+    from harness.results.stats import mean_ci95
+    from harness.results.summary import fmt, value
+
+    def ci(vals: list) -> str:
+        vals = [v for v in vals if isinstance(v, (int, float))]
+        if not vals:
+            return "-"
+        m, half = mean_ci95(vals)
+        return f"{m:.1f}" + ("" if half is None else f" ± {half:.1f}")
+
+    cols = ("errors", "moves", "recovery_s", "edge_ratio", "cost", "rejection_rate")
+    print(f"\n{session.scenario.name} in simulation, over seeds ({session.out / 'comparison.csv'}):")
+    print(f"{'policy':16s} {'seeds':>5s} {'mean ms':>16s} {'p95 ms':>16s} " + " ".join(f"{c:>14s}" for c in cols))
+    for policy in dict.fromkeys(r["policy"] for r in rows):
+        mine = [r for r in rows if r["policy"] == policy]
+        means = []
+        for c in cols:
+            vals = [value(r, c) for r in mine if isinstance(value(r, c), (int, float))]
+            means.append(fmt(sum(vals) / len(vals)) if vals else "-")
+        print(f"{policy:16s} {len(mine):5d} {ci([r.get('mean_ms') for r in mine]):>16s} "
+              f"{ci([r.get('p95_ms') for r in mine]):>16s} " + " ".join(f"{m:>14s}" for m in means))

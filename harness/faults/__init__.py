@@ -40,6 +40,10 @@ class FaultContext(Protocol):
     def on_cleanup(self, undo: Callable[[], None]) -> None:
         """Run ``undo`` when the run ends (latest first), leaving the testbed as the run found it."""
 
+    def slow_node(self, node: str, factor: float, for_s: float) -> None:
+        """A simulated run only: the node's pods take ``factor`` times their execution time for
+        ``for_s`` seconds (what a kind whose live effect the simulator cannot see declares instead)."""
+
 
 class FaultKind:
     """Subclass per kind: set ``name``, ``Params`` (a FaultParams with ``kind: Literal[name]``),
@@ -57,9 +61,18 @@ class FaultKind:
         """What is wrong with this fault on this testbed and app (a message), before anything runs."""
         return None
 
+    # what a simulated run assumes of this kind where it cannot play it as the testbed does
+    # (shown by `harness scenarios` and in every simulated run's inputs)
+    simulation_assumes: ClassVar[str] = ""
+
     def inject(self, ctx: FaultContext, fault: FaultParams) -> dict[str, Any]:
         """Do the fault; returns its event's detail."""
         raise NotImplementedError
+
+    def simulate(self, ctx: FaultContext, fault: FaultParams) -> dict[str, Any]:
+        """The fault in a simulated run (``harness evaluate SCENARIO``). By default the live
+        injection itself, which acts through the Cluster interface the simulated cluster has too."""
+        return self.inject(ctx, fault)
 
     def window_s(self, fault: FaultParams) -> float:
         return self.settle_s
@@ -116,10 +129,12 @@ def check_all(faults: list[FaultParams], nodes: list[NodeState], app: App, sourc
             raise UserError(problem, source=source, field=f"faults[{i}]")
 
 
-def inject(ctx: FaultContext, fault: FaultParams) -> tuple[dict[str, Any], float]:
-    """(the event's detail, its disturbance window in seconds)."""
+def inject(ctx: FaultContext, fault: FaultParams, simulated: bool = False) -> tuple[dict[str, Any], float]:
+    """(the event's detail, its disturbance window in seconds); ``simulated``: the kind's
+    simulated effect."""
     kind = load_all()[fault.kind]
-    return kind.inject(ctx, fault), kind.window_s(fault)
+    detail = kind.simulate(ctx, fault) if simulated else kind.inject(ctx, fault)
+    return detail, kind.window_s(fault)
 
 
 # ------------------------------------------------------------------ helpers the node kinds share

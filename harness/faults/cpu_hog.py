@@ -45,11 +45,18 @@ class CpuHogKind(FaultKind):
             return f"no node of type {fault.node_type!r} on this testbed"
         return None
 
+    simulation_assumes = ("each busy process takes as much of the node's CPU as a pod does, so the node's pods "
+                          "take (workers + 1) times their execution time while it runs")
+
     def window_s(self, fault):
         return 0.0  # a slow node is what it measures; errors under it are not excused
 
+    @staticmethod
+    def node(ctx, fault) -> str:
+        return fault.node or sorted(n.name for n in ctx.cluster.nodes if n.type == fault.node_type)[0]
+
     def inject(self, ctx, fault):
-        node = fault.node or sorted(n.name for n in ctx.cluster.nodes if n.type == fault.node_type)[0]
+        node = self.node(ctx, fault)
         procs = [ctx.cluster.start_process(node, [sys.executable, "-c", BURN, str(fault.duration_s)])
                  for _ in range(fault.workers)]
 
@@ -60,3 +67,8 @@ class CpuHogKind(FaultKind):
                     p.wait(5)
         ctx.on_cleanup(stop)
         return {"node": node, "workers": fault.workers, "duration_s": fault.duration_s, "pids": [p.pid for p in procs]}
+
+    def simulate(self, ctx, fault):
+        node = self.node(ctx, fault)
+        ctx.slow_node(node, fault.workers + 1.0, fault.duration_s)
+        return {"node": node, "workers": fault.workers, "duration_s": fault.duration_s, "pids": []}

@@ -23,6 +23,7 @@ class PodKillKind(FaultKind):
     Params = PodKill
     doc = "the oldest pod of a service crashes"
     fields = ("service", "killed", "node")
+    simulation_assumes = "the crash watch finds the dead pod within a second, as live; its replacement starts at once"
 
     def check(self, fault, nodes, app):
         if fault.service not in app.services:

@@ -145,9 +145,10 @@ class RunDir:
             self._events.flush()
         return row
 
-    def placement(self, placement: dict[str, list[str]], predicted: dict | None, reason: str) -> None:
+    def placement(self, placement: dict[str, list[str]], predicted: dict | None, reason: str,
+                  t: float | None = None) -> None:
         """``predicted``: the model's ``predict`` of this placement (None while a service has no pod)."""
-        t = time.time()
+        t = time.time() if t is None else t
         rec = {"t": round(t, 3), "t_run": self.since_start(t), "reason": reason,
                "predicted_ms": None if predicted is None else round(predicted["latency_ms"], 3), "placement": placement,
                "predicted": predicted}

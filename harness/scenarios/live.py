@@ -1,10 +1,7 @@
-"""One live run of a scenario with one policy: deploy, load, faults, self-healing, autoscaling,
-rescheduling, and the run directory written as it goes.
-
-Threads: the main one plays the timeline (load, faults, crash watch, display); one each for
-the rescheduler, the autoscaler and the metrics pull. Every change of pods holds ``lock``, so
-a move, a self-healing placement and a scale-up never decide on a stale view of each other.
-"""
+"""One live run of a scenario with one policy on the testbed: the scenario's elements
+(``harness.scenarios.elements``) each driven in its own thread on the wall clock, the load
+generators, the metrics pull, the display, and the run directory written as it goes. What a run
+does, in either world, is ``harness.scenarios.run.RunBase``."""
 
 from __future__ import annotations
 
@@ -15,43 +12,20 @@ from typing import Callable
 
 import numpy as np
 
-from harness import faults
-from harness.autoscaler import HPA
 from harness.errors import OutputError, TestbedError
 from harness.events import HOST_SPEED
 from harness.interrupts import cleanup_shield
 from harness.loadgen import NO_ENDPOINT, NO_ENDPOINT_PAUSE_S
 from harness.loadgen.process import LoadGenerator, RequestTail
 from harness.metrics import Metrics
-from harness.policies import placer_for
-from harness.policies.contract import Policy
-from harness.rescheduler.live import Lineage, LiveView, initial_placement, moved_share, place_new, reschedule
-from harness.rescheduler.loop import CycleGuard
-from harness.results import placement_metrics as pm
 from harness.results import summary as summ
 from harness.results.rundir import TOTALS, RunDir, merge_request_logs
-from harness.spec.app import App
-from harness.spec.profile import Profile
-from harness.spec.scenario import FaultParams, Scenario
-from harness.spec.testbed_state import TestbedState
+from harness.scenarios import elements
+from harness.scenarios.run import Driver, Plan, RunBase, time_weighted_users
 from harness.testbed.cluster import Cluster
-from harness.testbed.pods import Pod, deploy, stop_withdrawn, undeploy, withdraw
 from harness.testbed.speed import host_reference_ms
 
-
 SCRAPE_SETTLE_S = 1.5  # Prometheus scrapes the cells every second: wait for the last requests to be in
-
-
-@dataclass
-class Plan:
-    scenario: Scenario
-    app: App  # replicas already as the scenario asks
-    profile: Profile
-    state: TestbedState
-    policy_name: str
-    policy: Policy
-    seed: int | None = None
-    repeat: int = 1
 
 
 @dataclass
@@ -72,267 +46,48 @@ class Live:
     events: list[str] = field(default_factory=list)
 
 
-def hpa_target(d) -> tuple[int, dict] | None:
-    """The HPA's decision as scale_to's target."""
-    return None if d is None else (d.desired, {"utilisation": round(d.utilisation, 3)})
-
-
-class LiveRun:
+class LiveRun(RunBase):
     def __init__(self, cluster: Cluster, plan: Plan, out: RunDir, on_tick: Callable[[Live], None] | None = None):
-        self.cluster, self.plan, self.out = cluster, plan, out
+        super().__init__(cluster, plan, out)
         self.on_tick = on_tick or (lambda live: None)
-        self.lock = threading.Lock()
-        self.stop = threading.Event()
-        self.lineage = Lineage()
-        self.view = LiveView(plan.app, plan.profile, plan.state, cluster, load=self.offered_load)
-        self.placer = placer_for(plan.policy)
         self.live = Live(plan.policy_name, plan.repeat, plan.scenario.duration_s)
-        self.undo: list[Callable[[], None]] = []  # what faults left to undo at clean-up, oldest first
-        self.fault_log: list[dict] = []
-        self.moves = 0
-        self.pods_at_start = 0
         self.threads: list[threading.Thread] = []
         self.host_ms: list[float] = []
-        self.healing: set[float] = set()  # faults whose self-healing is under way; the rescheduler waits
 
-    def offered_load(self) -> tuple[float | None, int | None]:
-        """(requests/s, closed-loop users) the scenario offers the app now, each None unless every
-        load is of that kind; (None, None) before the load starts."""
-        if self.out.t0 is None:
-            return None, None
-        t_run = time.time() - self.out.t0
-        return open_rate(self.plan.scenario, t_run), closed_users(self.plan.scenario, t_run)
+    # -------------------------------------------------------------- the world's part
+    def now(self) -> float:
+        return time.time()
 
-    # -------------------------------------------------------------- events
-    def event(self, kind: str, t: float | None = None, **detail) -> None:
-        row = self.out.event(kind, t=t, **detail)
-        short = ", ".join(f"{k}={v}" for k, v in detail.items() if k in ("pod", "nodes", "target", "service", "to", "seconds"))
-        when = f"{row['t_run']:7.1f}s" if row["t_run"] is not None else "  start "
-        self.live.events = (self.live.events + [f"{when} {kind} {short}"])[-6:]
-        if kind == "move":  # every placement held gets its own interval (sim vs real in the report)
-            self.record_placement("move")
-
-    def record_placement(self, reason: str) -> None:
-        t_run = 0.0 if self.out.t0 is None else time.time() - self.out.t0
-        sc = self.plan.scenario
-        self.out.placement(self.view.placement(), self.view.predicted(open_rate(sc, t_run), closed_users(sc, t_run)),
-                           reason)
-
-    # -------------------------------------------------------------- phases
-    def deploy(self) -> None:
-        sc = self.plan.scenario
-        replicas = {s: spec.replicas for s, spec in self.plan.app.services.items()}
-        placement = initial_placement(self.placer, self.view, replicas)
-        pods = deploy(self.cluster, self.plan.app, placement)
-        for p in pods:
-            self.lineage.add(p)
-        self.pods_at_start = len(pods)
-        self.event("deploy", placement=placement, placed_by=self.placer.name, scenario=sc.name)
-        self.record_placement("deploy")
-
-    def heal(self, lost: list[Pod], t_fault: float, label: str) -> None:
-        """Kubernetes' self-healing: the lost pods again, placed by the placer on the nodes left. A pod
-        that never served (the new half of a move the failure cut short) is not replaced: the move
-        failed and its old pod serves on."""
-        lost = [p for p in lost if p.name in self.lineage.root]
-        if not lost:  # nothing that served was lost: nothing to wait for
-            for f in self.fault_log:
-                if f["t"] == t_fault:
-                    f["healed_s"] = 0.0
-            return
-        ready = place_new(self.placer, self.view, [p.service for p in lost], self.lock, self.event, self.lineage, label)
-        took = time.time() - t_fault
-        self.event("healed", reason=label, pods=[p.name for p in ready], nodes=[p.node for p in ready],
-                   lost=len(lost), seconds=round(took, 3))
-        for f in self.fault_log:
-            if f["t"] == t_fault:
-                f["healed_s"] = round(took, 3) if len(ready) == len(lost) else None
-        self.record_placement(label)
-
-    def _heal_then_release(self, lost: list[Pod], t: float) -> None:
-        try:
-            self.heal(lost, t, "self-healing")
-        finally:
-            self.healing.discard(t)
-
-    def inject(self, fault: FaultParams, scheduled: float) -> None:
-        """Do the fault through its kind's plug-in, write its event, then what follows it."""
-        t = time.time()
-        ctx = _Injection(self)
-        detail, window = faults.inject(ctx, fault)
-        entry = {"kind": fault.kind, "t": t, "scheduled_s": fault.at_s, "actual_s": round(t - self.out.t0, 3),
-                 "late_s": round(t - scheduled, 3)}
-        if ctx.lost is not None:
-            self.healing.add(t)  # before the heal thread starts: no new move may slip in between
-            entry["healed_s"] = None
-        self.fault_log.append(entry)
-        self.event(fault.kind, **detail, late_s=entry["late_s"], window_s=window)
-        if ctx.lost is not None:
-            self.record_placement(fault.kind)
-            lost = ctx.lost
-            self.spawn(lambda: self._heal_then_release(lost, t), "heal")
-        if ctx.relearn:
-            self.spawn(self._relearn_topology, "topology")
-
-    def _relearn_topology(self) -> None:
-        with self.lock:  # not while a move decides on the old RTTs
-            self.view.refresh()
-        self.record_placement("latency")
-
-    def watch_crashes(self) -> None:
-        """A crashed cell is an error for its callers until the harness replaces it on its node
-        (as kubelet restarts a container); the run goes on. Checked under the lock: a pod a
-        move is stopping is not a crash."""
-        crashed = []
-        with self.lock:
-            for pod in self.cluster.pods():
-                if not self.cluster.pod_alive(pod) and self.cluster.node_up(pod.node):
-                    self.cluster.stop_pod(pod, drain_seconds=0)
-                    crashed.append(pod)
-            if crashed:
-                self.cluster.publish()
-        for pod in crashed:
-            self.event("pod-crashed", pod=pod.name, service=pod.service, node=pod.node)
-            self._restart(pod, time.time())
-
-    def crash_loop(self) -> None:
-        while not self.stop.wait(1.0):
-            self.watch_crashes()
-
-    def _restart(self, pod: Pod, t: float) -> None:
-        ready = place_new(self.placer, self.view, [pod.service], self.lock, self.event, self.lineage, "restart",
-                          prefer=[pod.node])
-        if ready:
-            self.lineage.root[ready[0].name] = self.lineage.root.get(pod.name, pod.name)  # a restart, not a move
-            self.event("restarted", pod=ready[0].name, service=pod.service, node=ready[0].node,
-                       seconds=round(time.time() - t, 3))
-
-    # -------------------------------------------------------------- background loops
     def spawn(self, fn: Callable[[], None], name: str) -> None:
-        def guarded():
-            try:
-                fn()
-            except OutputError:
-                self.stop.set()  # the results cannot be kept: the main loop sees out.failed and stops the run
-            except Exception as exc:  # a failing helper must not kill the run; it is an event
-                try:
-                    self.event("error", where=name, error=f"{type(exc).__name__}: {exc}"[:300])
-                except OutputError:
-                    self.stop.set()
-        th = threading.Thread(target=guarded, name=name, daemon=True)
+        th = threading.Thread(target=self.guarded(fn, name), name=name, daemon=True)
         th.start()
         self.threads.append(th)
 
-    def rescheduler_loop(self) -> None:
-        rs = self.plan.scenario.rescheduler
-        guard = CycleGuard()
-        if self.stop.wait(rs.start_s):
-            return
-        while not self.stop.is_set():
-            if self.healing:
-                if self.stop.wait(0.5):
+    def drive(self, driver: Driver, name: str) -> None:
+        """A scenario element in its own thread: it acts, then sleeps as long as it asks."""
+        def loop():
+            for wait in driver:
+                if self.stop.wait(wait):
                     return
-                continue
-            n = reschedule(self.plan.policy, self.view, self.lock, rs.max_moves, self.event, self.lineage,
-                           lambda: self.stop.is_set() or bool(self.healing), guard).moves
-            if n:
-                self.moves += n
-                self.live.moves = self.moves
-            if self.stop.wait(rs.period_s):
-                return
+        self.spawn(loop, name)
 
-    def autoscaler_loop(self) -> None:
-        cfg = self.plan.scenario.autoscaling
-        hpa, metrics = HPA(cfg, self.plan.app), Metrics(self.plan.state.prometheus_url)
-        scale = {n.name: self.cluster.cpu_scale(n.name) for n in self.cluster.nodes}
-        while not self.stop.wait(cfg.period_s):
-            try:
-                real = metrics.pod_cpu_cores(cfg.window)
-            except Exception as exc:
-                self.event("autoscaler-error", error=str(exc)[:200])
-                continue
-            pods = self.cluster.pods()
-            # in the cores the requests are written in (the node's logical cores)
-            cpu = {p.name: real[p.name] * scale[p.node] for p in pods if p.name in real}
-            for service in self.plan.app.services:
-                if self.scale_to(service, lambda mine, s=service: hpa_target(hpa.desired(s, mine, cpu))):
-                    self.record_placement("scale")
+    def on_event(self, row: dict) -> None:
+        detail = row["detail"]
+        short = ", ".join(f"{k}={v}" for k, v in detail.items() if k in ("pod", "nodes", "target", "service", "to", "seconds"))
+        when = f"{row['t_run']:7.1f}s" if row["t_run"] is not None else "  start "
+        self.live.events = (self.live.events + [f"{when} {row['kind']} {short}"])[-6:]
 
-    def scale_to(self, service: str, target: Callable[[list[Pod]], tuple[int, dict] | None]) -> bool:
-        """Scale ``service`` to the count ``target(its pods)`` gives (None: no change; with the scale
-        event's details): new pods where the placer says, or the newest ones stopped (draining).
-        Decided under the lock: a move holds it from starting its new pod until the old one is gone,
-        so the count never includes a move's two pods (read mid-move, the HPA scaled down and
-        stopped the move's new pod, leaving one replica too few). Whether anything changed."""
-        with self.lock:
-            mine = [p for p in self.cluster.pods() if p.service == service]
-            decided = target(mine)
-            if decided is None or decided[0] == len(mine):
-                return False
-            want, detail = decided
-            self.event("scale", service=service, to=want, current=len(mine), **detail)
-            gone = mine[want:][::-1]
-            withdraw(self.cluster, gone)
-        if want > len(mine):
-            place_new(self.placer, self.view, [service] * (want - len(mine)), self.lock, self.event, self.lineage,
-                      "scale-up")
-        stop_withdrawn(self.cluster, gone)
-        return True
+    def add_moves(self, n: int) -> None:
+        super().add_moves(n)
+        self.live.moves = self.moves
 
-    def request_stream_loop(self) -> None:
-        """Deployment requests: Poisson arrivals of R pods each, all placed or the request rejected,
-        each leaving after its exponential lifetime."""
-        rs = self.plan.scenario.request_stream
-        rng = np.random.default_rng(self.plan.seed)
-        t = rs.start_s + rng.exponential(1 / rs.rate_per_s)
-        leaving: list[tuple[float, int, list[Pod]]] = []  # (when, request, its pods)
-        k = 0
-        while not self.stop.is_set():
-            now = time.time() - self.out.t0
-            if leaving and leaving[0][0] <= now:
-                _, req, pods = leaving.pop(0)
-                with self.lock:
-                    withdraw(self.cluster, pods)
-                stop_withdrawn(self.cluster, pods)
-                self.event("request-departure", request=req, pods=[p.name for p in pods])
-                self.record_placement("request-departure")
-                continue
-            if t <= now:
-                k += 1
-                r = int(rng.integers(rs.replicas[0], rs.replicas[1] + 1))
-                lifetime = float(rng.exponential(rs.mean_lifetime_s))
-                with self.lock:
-                    view, _ = self.view.view()
-                    nodes = self.placer.place(view, [view.pending(rs.service, f"r{k}#{i}") for i in range(r)])
-                if any(n is None for n in nodes):
-                    self.event("request-rejected", request=k, service=rs.service, replicas=r)
-                else:
-                    pods = place_new(self.placer, self.view, [rs.service] * r, self.lock, self.event, self.lineage,
-                                     "request", prefer=nodes)
-                    self.event("request-arrival", request=k, service=rs.service, replicas=r, nodes=nodes,
-                               lifetime_s=round(lifetime, 3))
-                    self.record_placement("request-arrival")
-                    leaving.append((now + lifetime, k, pods))
-                    leaving.sort(key=lambda x: x[0])
-                t += rng.exponential(1 / rs.rate_per_s)
-                continue
-            wake = min([t] + [w for w, _, _ in leaving[:1]]) - now
-            if self.stop.wait(max(0.01, min(wake, 0.5))):
-                return
+    def pod_cpu(self, window: str) -> dict[str, float]:
+        """Each pod's CPU over ``window`` from Prometheus, in the node's logical cores (what the
+        requests are written in)."""
+        real = Metrics(self.plan.state.prometheus_url).pod_cpu_cores(window)
+        return {p.name: real[p.name] * self.cluster.cpu_scale(p.node) for p in self.cluster.pods() if p.name in real}
 
-    def schedule_loop(self) -> None:
-        """The replica schedule: cycle k's counts at k x cycle_s, on time (late_s says by how much not)."""
-        sched = self.plan.scenario.replica_schedule
-        for k, cycle in enumerate(sched.cycles):
-            due = self.out.t0 + k * sched.cycle_s
-            if k and self.stop.wait(max(0.0, due - time.time())):
-                return
-            late = round(time.time() - due, 3)
-            self.event("replica-cycle", cycle=k, replicas=cycle, late_s=late)
-            for service, want in cycle.items():
-                self.scale_to(service, lambda mine, n=want: (n, {"reason": "schedule"}))
-            self.record_placement(f"cycle {k}")
-
+    # -------------------------------------------------------------- the testbed's measurements
     def metrics_loop(self, period: float = 5.0) -> None:
         metrics = Metrics(self.plan.state.prometheus_url)
         while not self.stop.wait(period):
@@ -378,15 +133,9 @@ class LiveRun:
             self.event("load-start", t=self.out.t0, loads=[
                 {"mode": spec.mode, "entry": self.plan.app.resolve_entry(spec.entry),
                  "steps": [s.model_dump() for s in spec.steps], "trace_events": len(spec.trace)} for spec in sc.loads()])
-            self.spawn(self.rescheduler_loop, "rescheduler")
+            for element in elements.wanted(sc):
+                self.drive(element.driver(self), element.__name__.rsplit(".", 1)[1])
             self.spawn(self.metrics_loop, "metrics")
-            self.spawn(self.crash_loop, "crash-watch")
-            if sc.autoscaling.enabled:
-                self.spawn(self.autoscaler_loop, "autoscaler")
-            if sc.replica_schedule is not None:
-                self.spawn(self.schedule_loop, "replica-schedule")
-            if sc.request_stream is not None:
-                self.spawn(self.request_stream_loop, "request-stream")
             self.timeline(loads)
             partial = False
         finally:
@@ -411,24 +160,15 @@ class LiveRun:
         return summary
 
     def timeline(self, loads: list[LoadGenerator]) -> None:
+        """The main thread while the elements act: the display from the request logs, the load
+        generators watched, until the scenario's end."""
         sc = self.plan.scenario
-        due = sorted(sc.faults, key=lambda f: f.at_s)
         tails = [RequestTail(load.out) for load in loads]
         recent: list[tuple[float, float, bool]] = []  # (t_send, latency_ms, ok)
-        rate, users = open_rate(sc, 0.0), closed_users(sc, 0.0)
         lat: list[float] = []
         while True:
             now = time.time()
             elapsed = now - self.out.t0
-            while due and elapsed >= due[0].at_s:
-                f = due.pop(0)
-                self.inject(f, self.out.t0 + f.at_s)
-            if rate is not None and open_rate(sc, elapsed) != rate:  # a new rate: a new queueing prediction
-                rate = open_rate(sc, elapsed)
-                self.record_placement("rate")
-            if users is not None and closed_users(sc, elapsed) != users:  # so are new users
-                users = closed_users(sc, elapsed)
-                self.record_placement("users")
             for row in (r for tail in tails for r in tail.read()):
                 try:
                     t, ms, ok = float(row[0]), float(row[1]), summ.is_ok(row[2], row[4] if len(row) > 4 else "")
@@ -471,29 +211,13 @@ class LiveRun:
             self.out.t0 = time.time()
             loads = []
         t_end = min(time.time(), self.out.t0 + sc.duration_s)
-        base = {"scenario": sc.name, "policy": self.plan.policy_name, "repeat": self.plan.repeat, "seed": self.plan.seed,
-                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), "partial": partial,
-                "duration_s": sc.duration_s, "warmup_s": sc.warmup_s, "pods_at_start": self.pods_at_start,
-                "moves": self.moves, "moved_share": round(moved_share(self.lineage), 4),
-                "faults": [{k: v for k, v in f.items() if k != "t"} for f in self.fault_log]}
-        healed = [f["healed_s"] for f in self.fault_log if "healed_s" in f]  # faults whose pods were placed again
-        base["recovery_s"] = max(healed) if healed and all(h is not None for h in healed) else None
-        base["scale_events"] = sum(1 for e in self.out.events if e["kind"] == "scale")
+        base = self.summary_base(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), partial)
         self.sample_host()
         # CPU ms of a fixed job at the start, every metrics pull and the end: the host's drift, seen
         base["host_reference_ms"] = [round(x, 3) for x in self.host_ms]
-        try:
-            req = summ.read_requests(self.out.path)
-            stats = summ.summarize(req, self.out.t0, t_end, sc.warmup_s, sc.threshold_ms)
-            stats["steady_state_errors"] = summ.errors_outside(req, self.out.events, self.out.t0, t_end, sc.warmup_s)
-            if req.entry.nunique() > 1:  # several entries: each one's latency apart
-                stats["entries"] = {e: summ.summarize(g, self.out.t0, t_end, sc.warmup_s, sc.threshold_ms)
-                                    for e, g in req.groupby("entry")}
-        except (FileNotFoundError, ValueError, KeyError) as exc:
-            stats = {"error": f"no request log: {exc}"}
+        stats, req = self.request_stats(t_end)
         base.update(stats)
-        base["metrics"] = pm.run_metrics(self.out.placements, self.out.events, pm.nodes_of(self.plan.state.nodes),
-                                         pm.requests_of(self.plan.app), self.out.t0, t_end)
+        base["metrics"] = self.placement_metrics(t_end)
         if loads:
             run_s = max(1e-9, t_end - self.out.t0)
             closed = all(spec.mode == "closed" for spec in sc.loads())
@@ -506,79 +230,11 @@ class LiveRun:
                                # Little's law: with no think time a closed loop of U users can send at most
                                # U / latency requests a second
                                "littles_law_rps": round(users * 1000 / mean, 3) if users and mean else None}
-            if users and "requests" in stats:
+            if users and req is not None and "requests" in stats:
                 base["loadgen"]["efficiency"] = summ.generator_busy_share(
                     req, self.out.t0, t_end, sc.warmup_s, users, NO_ENDPOINT_PAUSE_S, NO_ENDPOINT)
         self.out.summary(base)
         return base
 
     def cleanup(self) -> None:
-        """Leave the testbed as the run found it: no pods, and every fault undone (nodes up, RTTs as
-        configured), latest first. Every step runs, whatever the one before met."""
-        try:
-            undeploy(self.cluster)
-            self.cluster.stop_strays()  # a load generator that would not stop
-        except Exception as exc:
-            self._note_cleanup_error("undeploy", str(exc)[:200])
-        for undo in reversed(self.undo):
-            try:
-                undo()
-            except Exception as exc:
-                self._note_cleanup_error("undo a fault", f"{type(exc).__name__}: {exc}"[:200])
-        self.out.close()
-
-    def _note_cleanup_error(self, step: str, error: str) -> None:
-        try:
-            self.event("cleanup-error", step=step, error=error)
-        except OutputError:
-            pass  # the disk is full: the run already fails with that; the clean-up goes on
-
-
-class _Injection:
-    """The FaultContext one injection gets: it records what should follow; the run does it."""
-
-    def __init__(self, run: LiveRun):
-        self.cluster, self._run = run.cluster, run
-        self.lost: list[Pod] | None = None
-        self.relearn = False
-
-    def heal(self, lost: list[Pod]) -> None:
-        self.lost = list(lost)
-
-    def relearn_topology(self) -> None:
-        self.relearn = True
-
-    def on_cleanup(self, undo: Callable[[], None]) -> None:
-        self._run.undo.append(undo)
-
-
-def _load_now(sc: Scenario, t_run: float, modes: tuple[str, ...]) -> float | None:
-    """The scenario's loads summed at ``t_run`` (each its latest step's value) when every load is of
-    one of ``modes``; None otherwise."""
-    if any(load.mode not in modes for load in sc.loads()):
-        return None
-    return sum(next(s.value for s in reversed(load.steps) if s.at_s <= max(0.0, t_run)) for load in sc.loads())
-
-
-def open_rate(sc: Scenario, t_run: float) -> float | None:
-    """Requests per second the scenario sends at ``t_run`` when every load is open or periodic
-    (a known rate: the queueing model can predict); None for closed loops and traces."""
-    return _load_now(sc, t_run, ("open", "periodic"))
-
-
-def closed_users(sc: Scenario, t_run: float) -> int | None:
-    """Closed-loop users the scenario runs at ``t_run`` when every load is a closed loop (what the
-    queueing model's closed form takes); None otherwise."""
-    users = _load_now(sc, t_run, ("closed",))
-    return None if users is None else int(users)
-
-
-def time_weighted_users(steps, warmup_s: float, span: float) -> float:
-    """Mean scheduled users of a closed loop's steps over [warm-up, span]."""
-    t0, total = warmup_s, 0.0
-    for i, s in enumerate(steps):
-        a = max(s.at_s, t0)
-        b = min(steps[i + 1].at_s if i + 1 < len(steps) else span, span)
-        if b > a:
-            total += s.value * (b - a)
-    return round(total / max(1e-9, span - t0), 4)
+        self.undo_all()

@@ -20,7 +20,8 @@ from harness.errors import UserError
 from harness.policies.contract import Policy
 from harness.results import summary as summ
 from harness.results.rundir import RunDir
-from harness.scenarios.live import Live, LiveRun, Plan
+from harness.scenarios.live import Live, LiveRun
+from harness.scenarios.run import Plan
 from harness.spec.app import App, app_to_json, compose, load_app
 from harness.spec.profile import Profile, compose_profiles, load_profile
 from harness.scenarios.catalog import app_path, load_scenario
@@ -139,7 +140,7 @@ def build_policies(names: list[str], app: App, app_file: Path, profile_file: Pat
 
 
 def prepare(scenario_ref: str, policies: list[str], state, app_override: Path | None, profile_override: Path | None,
-            model_dir: Path, results: Path) -> Session:
+            model_dir: Path, results: Path, suffix: str = "") -> Session:
     check_writable(results)
     sc, sc_file = load_scenario(scenario_ref)
     app_files = find_workloads(sc, app_override)
@@ -151,7 +152,7 @@ def prepare(scenario_ref: str, policies: list[str], state, app_override: Path | 
     profile = compose_profiles(apps, [load_profile(f) for f in profile_files])
     built = build_policies(policies, app, app_file, profile_file, model_dir)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    return Session(sc, sc_file, app, app_file, profile, profile_file, built, results / f"{stamp}-{sc.name}")
+    return Session(sc, sc_file, app, app_file, profile, profile_file, built, results / f"{stamp}-{sc.name}{suffix}")
 
 
 def run_session(cluster: Cluster, state, state_dir: Path, session: Session, repeats: int, seed: int | None,
@@ -180,6 +181,38 @@ def run_session(cluster: Cluster, state, state_dir: Path, session: Session, repe
             plan = Plan(session.scenario, session.app, session.profile, state, name, policy,
                         seed=None if seed is None else seed + r - 1, repeat=r)
             summary = LiveRun(cluster, plan, out, on_tick).run()
+            summary["run_dir"] = str(out.path)
+            rows.append(summary)
+            summ.write_comparison(rows, session.out / "comparison")
+            if on_done:
+                on_done(summary)
+    return rows
+
+
+def run_simulated(state, session: Session, seeds: int, first_seed: int = 0,
+                  on_done: Callable[[dict], None] | None = None) -> list[dict]:
+    """The session's scenario played in simulation (``harness.scenarios.simrun``) for each policy
+    and seed, on the testbed ``state`` describes (``harness.testbed.simulated.simulated_state``):
+    one run directory per policy and seed (``<policy>-s<seed>``), the same files and summary as a
+    live run's, and the comparison beside them. Seed k gives every policy the same arrivals."""
+    import yaml
+
+    from harness.scenarios.simrun import SimRun
+    from harness.testbed.simulated import SimCluster
+
+    rows: list[dict] = []
+    for seed in range(first_seed, first_seed + seeds):
+        for name, policy in session.policies.items():
+            out = RunDir(session.out / f"{name}-s{seed}")
+            out.save_input("app.json", app_to_json(session.app))
+            out.copy_input(Path(session.scenario_file), "scenario.yaml")
+            out.save_input("testbed.yaml", yaml.safe_dump(state.model_dump(mode="json"), sort_keys=False))
+            out.save_input("profile.json", session.profile.model_dump_json(indent=1))
+            out.save_policy(name, Path(policy.model_file) if policy.model_file else None)
+            out.save_harness(shipped.ROOT, sys.argv)
+            plan = Plan(session.scenario, session.app, session.profile, state, name, policy, seed=seed,
+                        repeat=seed - first_seed + 1)
+            summary = SimRun(SimCluster(state), plan, out).run()
             summary["run_dir"] = str(out.path)
             rows.append(summary)
             summ.write_comparison(rows, session.out / "comparison")

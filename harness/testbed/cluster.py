@@ -3,6 +3,7 @@ faults) talks to the testbed only through this, so it runs unchanged on any back
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Sequence
@@ -97,6 +98,10 @@ class Cluster(ABC):
     @abstractmethod
     def set_latency(self, a: str, b: str, rtt_ms: float) -> None:
         """Change the round-trip time between two nodes while running."""
+
+    def pause(self, seconds: float) -> None:
+        """Wait on the testbed's clock: a real sleep (a simulated testbed takes none)."""
+        time.sleep(seconds)
 
     @abstractmethod
     def measure_rtt(self) -> dict[str, dict[str, float | None]]: ...

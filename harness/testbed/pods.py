@@ -82,7 +82,7 @@ def stop_withdrawn(cluster: "Cluster", pods: list[Pod], grace_seconds: float = G
     """Stop pods :func:`withdraw` took out, after the grace that lets in-flight picks land (a
     scale-down without it lost a request sent 2 ms after the change), each draining."""
     if pods:
-        time.sleep(grace_seconds)
+        cluster.pause(grace_seconds)
     for p in pods:
         cluster.stop_pod(p)
 

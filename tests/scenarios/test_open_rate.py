@@ -1,6 +1,6 @@
 """The rate a scenario sends at a time, when it is known (open or periodic loads only)."""
 
-from harness.scenarios.live import open_rate
+from harness.scenarios.run import open_rate
 from harness.spec.scenario import Scenario
 
 

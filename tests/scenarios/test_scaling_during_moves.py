@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 
-from harness.scenarios.live import LiveRun
+from harness.scenarios.run import RunBase
 from harness.testbed.pods import GRACE_S, Pod
 
 
@@ -27,6 +27,9 @@ class FakePods:
     def publish(self):
         self.published.append(time.monotonic())
 
+    def pause(self, seconds: float):
+        time.sleep(seconds)
+
     def stop_pod(self, pod, drain_seconds: float = 10):
         self.stopped.append(pod)
         self.stopped_at.append(time.monotonic())
@@ -37,7 +40,7 @@ def pod(name: str, node: str = "edge-a-1") -> Pod:
 
 
 class Stub:
-    """The parts of a LiveRun that scale_to uses."""
+    """The parts of a run (RunBase) that scale_to uses."""
 
     def __init__(self, cluster):
         self.cluster, self.lock, self.events = cluster, threading.Lock(), []
@@ -58,7 +61,7 @@ def test_a_scaling_decision_waits_for_a_move_in_progress_and_keeps_its_new_pod()
         seen.append(len(mine))
         return 2, {"utilisation": 0.5}
 
-    t = threading.Thread(target=lambda: seen.append(LiveRun.scale_to(run, "ml", hpa)))
+    t = threading.Thread(target=lambda: seen.append(RunBase.scale_to(run, "ml", hpa)))
     t.start()
     time.sleep(0.2)
     assert seen == []  # no decision while the move holds the lock
@@ -73,7 +76,7 @@ def test_a_scale_down_stops_the_newest_pods():
     pods = [pod(f"ml-{i}") for i in range(1, 5)]
     cluster = FakePods(pods)
     run = Stub(cluster)
-    assert LiveRun.scale_to(run, "ml", lambda mine: (2, {"reason": "schedule"}))
+    assert RunBase.scale_to(run, "ml", lambda mine: (2, {"reason": "schedule"}))
     assert cluster.pods() == pods[:2] and cluster.stopped == [pods[3], pods[2]]
     assert run.events == [("scale", {"service": "ml", "to": 2, "current": 4, "reason": "schedule"})]
 
@@ -83,6 +86,6 @@ def test_a_scale_down_stops_pods_only_after_the_grace_for_requests_already_route
     as it left the endpoints, before a pick made just before the change had reached it."""
     pods = [pod(f"ml-{i}") for i in range(1, 4)]
     cluster = FakePods(pods)
-    assert LiveRun.scale_to(Stub(cluster), "ml", lambda mine: (1, {"reason": "schedule"}))
+    assert RunBase.scale_to(Stub(cluster), "ml", lambda mine: (1, {"reason": "schedule"}))
     assert len(cluster.published) == 1 and len(cluster.stopped) == 2
     assert min(cluster.stopped_at) - cluster.published[0] >= GRACE_S

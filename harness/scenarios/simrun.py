@@ -1,0 +1,254 @@
+"""One simulated run of a scenario with one policy: the same run (``harness.scenarios.run.RunBase``)
+and the same scenario elements as live, on a simulated cluster (``harness.testbed.simulated``) in
+virtual time, writing the same run directory. What the testbed would have measured, the simulator
+predicts: every request the scenario's loads would send gets the latency the model gives the
+placement held when it was sent —
+
+- open, periodic and trace loads: the requests replayed through the placement's processor-sharing
+  nodes (``sim.trace_replay``), so they queue as the node-ps model says; each placement interval is
+  replayed apart (a queue does not carry over a change of placement);
+- closed loops: each user sends its next request when the last returns, each taking the closed
+  network's mean latency for the users running (``QueueingModel.closed_latency``; one user:
+  REACH's model), so within an interval the requests of a closed loop all take the same time;
+- a request slower than its load's ``timeout_s`` is an error, as live.
+
+What the simulated run assumes beyond that, per scenario element and fault kind, is written into
+its inputs (``inputs/simulation.json``) and its summary (``assumptions``).
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import heapq
+import itertools
+import json
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from harness.results.rundir import REQUEST_FIELDS, RunDir, merge_request_logs
+from harness.scenarios import elements
+from harness.scenarios.run import Plan, RunBase, closed_users, open_rate
+from harness.sim.latency import LatencyModel
+from harness.testbed.simulated import SimCluster
+
+DEPLOY_LEAD_S = 1.0  # the app is deployed this long before the load starts (live: however long it takes)
+
+
+@dataclass
+class Interval:
+    """A placement held from ``t_run`` on, with the model that is the truth then (the profile's,
+    with the RTTs the run has and any node slowed by a fault)."""
+
+    t_run: float
+    X: np.ndarray
+    model: LatencyModel
+
+
+class SimRun(RunBase):
+    simulated = True
+
+    def __init__(self, cluster: SimCluster, plan: Plan, out: RunDir, t0: float | None = None):
+        super().__init__(cluster, plan, out)
+        self.T0 = round(time.time() if t0 is None else t0, 3)
+        self.clock = self.T0 - DEPLOY_LEAD_S
+        self.slowed: list[tuple[str, float, float]] = []  # (node, factor, until t_run)
+        self.intervals: list[Interval] = []
+        self._queue: list = []
+        self._tie = itertools.count()
+
+    # -------------------------------------------------------------- the world's part
+    def now(self) -> float:
+        return self.clock
+
+    def spawn(self, fn, name: str) -> None:
+        self.guarded(fn, name)()  # nothing runs beside the timeline in virtual time: at once
+
+    def drive(self, driver, name: str, at: float | None = None) -> None:
+        heapq.heappush(self._queue, (self.clock if at is None else at, next(self._tie), name, driver))
+
+    def slow_node(self, node: str, factor: float, for_s: float) -> None:
+        until = self.t_run() + for_s
+        self.slowed.append((node, factor, until))
+        self.record_placement("slowdown")
+
+        def ends():
+            yield max(0.0, until - self.t_run())
+            self.record_placement("slowdown-end")
+        self.drive(ends(), "slowdown")
+
+    def truth(self) -> LatencyModel:
+        """The model as the testbed is now: the view's (profile and current RTTs) with slowed nodes."""
+        model = self.view.model
+        slow = [(n, f) for n, f, until in self.slowed if until > self.t_run()]
+        if not slow:
+            return model
+        model = copy.copy(model)
+        model.E = model.E.copy()
+        for node, factor in slow:
+            if node in model.topo.nodes:
+                model.E[:, model.topo.nodes.index(node)] *= factor
+        return model
+
+    def record_placement(self, reason: str) -> None:
+        super().record_placement(reason)
+        view, _ = self.view.view()
+        self.intervals.append(Interval(self.t_run() if self.out.t0 is not None else -DEPLOY_LEAD_S,
+                                       view.counts().copy(), self.truth()))
+
+    def pod_cpu(self, window: str) -> dict[str, float]:
+        """Each pod's CPU in cores: its arrivals × its execution time (the queueing model's load)."""
+        from harness.sim.queueing import QueueingModel
+
+        rate = self.request_rate()
+        view, pods = self.view.view()
+        X, model = view.counts(), self.truth()
+        if not rate or (X.sum(axis=1) == 0).any():
+            return {name: 0.0 for name in pods}
+        lam = QueueingModel(model).arrivals(X, rate)  # per (service, node), shared by its replicas there
+        out = {}
+        for name, pod in pods.items():
+            s, n = model.index[pod.service], model.topo.nodes.index(pod.node)
+            out[name] = float(lam[s, n] / X[s, n] * model.E[s, n] / 1000)
+        return out
+
+    def request_rate(self) -> float | None:
+        """Requests per second the app gets now: an open rate, or closed-loop users over their latency."""
+        sc, t = self.plan.scenario, self.t_run()
+        rate = open_rate(sc, t)
+        if rate is not None:
+            return rate
+        users = closed_users(sc, t)
+        if users:
+            ms = self.closed_ms(self.intervals[-1], users)
+            return users * 1000 / ms if ms and np.isfinite(ms) else None
+        return None
+
+    @staticmethod
+    def closed_ms(interval: Interval, users: int) -> float | None:
+        from harness.sim.queueing import QueueingModel
+
+        if (interval.X.sum(axis=1) == 0).any():
+            return None  # a service without a replica: the request fails
+        if users <= 1:
+            return float(interval.model.latency(interval.X)[0])
+        return QueueingModel(interval.model).closed_latency(interval.X, users)
+
+    # -------------------------------------------------------------- the run
+    def run(self) -> dict:
+        sc = self.plan.scenario
+        self.deploy()
+        self.clock = self.T0
+        self.out.t0 = self.T0
+        self.event("load-start", t=self.T0, loads=[
+            {"mode": spec.mode, "entry": self.plan.app.resolve_entry(spec.entry),
+             "steps": [s.model_dump() for s in spec.steps], "trace_events": len(spec.trace)} for spec in sc.loads()])
+        self.intervals.append(Interval(0.0, self.intervals[-1].X, self.intervals[-1].model))
+        for element in elements.wanted(sc):
+            self.drive(element.driver(self), element.__name__.rsplit(".", 1)[1])
+        end = self.T0 + sc.duration_s
+        while self._queue and self._queue[0][0] <= end:
+            at, _, name, driver = heapq.heappop(self._queue)
+            self.clock = max(self.clock, at)
+            try:
+                wait = next(driver)
+            except StopIteration:
+                continue
+            except Exception as exc:  # as live: a failing element is an event, the run goes on
+                self.event("error", where=name, error=f"{type(exc).__name__}: {exc}"[:300])
+                continue
+            self.drive(driver, name, at=self.clock + max(0.0, float(wait)))
+        self.clock = end
+        self.stop.set()
+        self.write_requests()
+        summary = self.summarize()
+        self.undo_all()
+        return summary
+
+    # -------------------------------------------------------------- what the testbed would have measured
+    def write_requests(self) -> None:
+        sc = self.plan.scenario
+        rng = np.random.default_rng(self.plan.seed)
+        for k, spec in enumerate(sc.loads()):
+            entry = self.plan.app.resolve_entry(spec.entry)
+            rows = (self.closed_requests(spec, rng) if spec.mode == "closed" else self.open_requests(spec, rng, k))
+            with open(self.out.request_file(k), "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(REQUEST_FIELDS)
+                for t, ms in rows:
+                    timed_out = ms is None or ms > spec.timeout_s * 1000
+                    w.writerow((f"{self.T0 + t:.6f}", f"{(spec.timeout_s * 1000 if timed_out else ms):.3f}",
+                                0 if timed_out else 200, 0, "Timeout: no reply within timeout_s" if timed_out else "",
+                                "", entry))
+        merge_request_logs(self.out.path)
+
+    def interval_at(self, t: float) -> Interval:
+        starts = [i.t_run for i in self.intervals]
+        return self.intervals[max(0, int(np.searchsorted(starts, t, side="right")) - 1)]
+
+    def closed_requests(self, spec, rng) -> list[tuple[float, float | None]]:
+        """Closed-loop users: each sends its next request when the last returns."""
+        duration = self.plan.scenario.duration_s
+        steps = [(s.at_s, int(s.value)) for s in spec.steps]
+        rows: list[tuple[float, float | None]] = []
+        users_at = lambda t: next(v for a, v in reversed(steps) if a <= t)  # noqa: E731
+        starts = {u: steps[0][0] for u in range(steps[0][1])}
+        for a, v in steps[1:]:
+            for u in range(v):
+                starts.setdefault(u, a)
+        for u, t in starts.items():
+            while t < duration:
+                if u >= users_at(t):  # this user was stopped by a step down
+                    break
+                ms = self.closed_ms(self.interval_at(t), users_at(t))
+                rows.append((t, ms))
+                t += (ms if ms is not None else spec.timeout_s * 1000) / 1000
+        return sorted(rows)
+
+    def open_requests(self, spec, rng, k: int) -> list[tuple[float, float | None]]:
+        """Open, periodic and trace loads: the send times, each interval's replayed through its placement."""
+        from harness.sim.trace_replay import replay_ms
+
+        sends = self.send_times(spec, rng)
+        out: list[tuple[float, float | None]] = []
+        bounds = [i.t_run for i in self.intervals] + [np.inf]
+        for i, interval in enumerate(self.intervals):
+            mine = sends[(sends >= max(0.0, bounds[i])) & (sends < bounds[i + 1])]
+            if not len(mine):
+                continue
+            if (interval.X.sum(axis=1) == 0).any():
+                out += [(float(t), None) for t in mine]
+                continue
+            ms = replay_ms(interval.model, interval.X, mine, seed=(self.plan.seed or 0) + 7919 * i + k)
+            out += list(zip(map(float, mine), map(float, ms)))
+        return out
+
+    def send_times(self, spec, rng) -> np.ndarray:
+        duration = self.plan.scenario.duration_s
+        if spec.mode == "trace":
+            return np.array(sorted(e.time / 1000 for e in spec.trace if e.time / 1000 < duration))
+        out = []
+        edges = [s.at_s for s in spec.steps] + [duration]
+        for s, (a, b) in zip(spec.steps, zip(edges, edges[1:])):
+            if s.value <= 0 or a >= duration:
+                continue
+            if spec.mode == "periodic":
+                out.append(np.arange(a, min(b, duration), 1 / s.value))
+            else:
+                n = rng.poisson(s.value * (min(b, duration) - a))
+                out.append(np.sort(rng.uniform(a, min(b, duration), n)))
+        return np.concatenate(out) if out else np.empty(0)
+
+    def summarize(self) -> dict:
+        t_end = self.T0 + self.plan.scenario.duration_s
+        base = self.summary_base(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.T0)), partial=False)
+        base["world"] = "sim"
+        base["assumptions"] = elements.assumptions(self.plan.scenario)
+        stats, _ = self.request_stats(t_end)
+        base.update(stats)
+        base["metrics"] = self.placement_metrics(t_end)
+        self.out.summary(base)
+        (self.out.path / "inputs" / "simulation.json").write_text(json.dumps(base["assumptions"], indent=1))
+        return base

@@ -1,0 +1,173 @@
+"""The simulated testbed: the Cluster interface over a record of pods, nodes and RTTs, in the run's
+virtual time, with no process behind any pod. It is what ``harness evaluate SCENARIO`` plays a
+scenario on, so every scenario element (deployment, faults and self-healing, moves, the autoscaler,
+replica schedules, request streams) acts through the same interface as on a real testbed; what the
+pods' latency is, the simulator says (``harness.scenarios.simrun``).
+
+What a simulated cluster cannot be is said where it differs: pods start ready at once (live: a
+cell takes about 1-3 s), a pause takes no time, a process started in a node (``start_process``)
+only records that it runs (a fault kind that needs its effect declares a simulated one), and
+``measure_rtt`` gives the configured RTTs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from harness.errors import TestbedError
+from harness.spec.inventory import Inventory
+from harness.spec.testbed_state import NodeState, TestbedState
+from harness.testbed.cluster import Cluster, NodeProcess
+from harness.testbed.pods import Pod, pod_name
+
+
+class SimProcess(NodeProcess):
+    """A process a simulated node "runs": alive until terminated or killed."""
+
+    def __init__(self, node: str, pid: int, argv: Sequence[str]):
+        self.node, self.pid, self.argv = node, pid, list(argv)
+        self.code: int | None = None
+
+    def poll(self) -> int | None:
+        return self.code
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.code is None:
+            self.code = 0  # a simulated process ends when asked about its end
+        return self.code
+
+    def terminate(self) -> None:
+        self.code = -15
+
+    def kill(self) -> None:
+        self.code = -9
+
+
+def simulated_state(inv: Inventory) -> TestbedState:
+    """The testbed an inventory describes, as a state file would record it, never provisioned: its
+    nodes (expanded as the local backend names them) and configured RTTs."""
+    from harness.testbed.local.layout import layout_for
+
+    layout = layout_for(inv)
+    return TestbedState(
+        backend="sim", name=inv.name, status="ready", inventory_checksum=inv.checksum(),
+        inventory=inv.model_dump(mode="json"), created="",
+        nodes=[NodeState(name=n.name, type=n.type, tier=n.tier, address=n.address, cpus=n.cpus,
+                         memory_gb=n.memory_gb, speed=n.speed, role=n.role, site=n.site, cost=n.cost, gpus=n.gpus)
+               for n in layout.nodes],
+        rtt_configured_ms=inv.rtt_matrix(), bandwidth_mbit=inv.bandwidth_matrix())
+
+
+class SimCluster(Cluster):
+    def __init__(self, state: TestbedState):
+        self.state = state
+        self._nodes = list(state.nodes)
+        self._up = {n.name: True for n in self._nodes}
+        self._rtt = {a: dict(row) for a, row in state.rtt_configured_ms.items()}
+        self._app = None
+        self._pods: list[Pod] = []  # serving or about to, oldest first
+        self._retired: list[Pod] = []  # out of the endpoints, not yet stopped
+        self._dead: set[str] = set()  # crashed, still published
+        self._serial = 0
+        self.processes: list[SimProcess] = []
+
+    # nodes ----------------------------------------------------------------
+    @property
+    def nodes(self) -> list[NodeState]:
+        return self._nodes
+
+    def node_up(self, name: str) -> bool:
+        return self._up[name]
+
+    def fail_node(self, name: str) -> list[Pod]:
+        self._up[name] = False
+        lost = [p for p in self._pods if p.node == name]
+        self._pods = [p for p in self._pods if p.node != name]
+        self._retired = [p for p in self._retired if p.node != name]
+        for proc in self.processes:
+            if proc.node == name and proc.code is None:
+                proc.kill()
+        return lost
+
+    def recover_node(self, name: str) -> None:
+        self._up[name] = True
+
+    def cpu_scale(self, name: str) -> float:
+        return 1.0  # the simulator counts CPU in the cores pods request
+
+    def rtt_configured(self) -> dict[str, dict[str, float]]:
+        return {a: dict(row) for a, row in self._rtt.items()}
+
+    def set_latency(self, a: str, b: str, rtt_ms: float) -> None:
+        self._rtt[a][b] = self._rtt[b][a] = float(rtt_ms)
+
+    def measure_rtt(self) -> dict[str, dict[str, float | None]]:
+        return {a: {b: (v if self._up[a] and self._up[b] else None) for b, v in row.items()}
+                for a, row in self._rtt.items()}
+
+    def pause(self, seconds: float) -> None:
+        """A pause takes no time in a simulated run (the grace before stopping a pod)."""
+
+    # processes ------------------------------------------------------------
+    def start_process(self, node: str, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
+                      log: Path | None = None, cgroup: bool = True) -> SimProcess:
+        if not self._up[node]:
+            raise TestbedError(f"node {node} is down")
+        proc = SimProcess(node, 100000 + len(self.processes), argv)
+        self.processes.append(proc)
+        return proc
+
+    def run_in_node(self, node: str, argv: Sequence[str], timeout: float = 60) -> subprocess.CompletedProcess:
+        raise TestbedError("a simulated node runs no commands")
+
+    # pods -----------------------------------------------------------------
+    def set_app(self, app) -> None:
+        self._app = app
+
+    def app(self):
+        return self._app
+
+    def pods_and_leaving(self) -> tuple[list[Pod], list[Pod]]:
+        return list(self._pods), list(self._retired)
+
+    def start_pod(self, service: str, node: str) -> Pod:
+        app = self._app
+        if app is None or service not in app.services:
+            raise TestbedError(f"no app with service {service!r} is set; deploy the app first")
+        if not self._up[node]:
+            raise TestbedError(f"node {node} is down")
+        self.check_binding(app, service, node)
+        self._serial += 1
+        pod = Pod(name=pod_name(service, self._serial), service=service, node=node, address=self.node(node).address,
+                  port=0)
+        self._pods.append(pod)
+        return pod
+
+    def wait_ready(self, pod: Pod, timeout: float) -> None:
+        if pod.name not in {p.name for p in self._pods}:
+            raise TestbedError(f"pod {pod.name} is gone")
+
+    def retire_pod(self, pod: Pod) -> None:
+        if pod in self._pods:
+            self._pods.remove(pod)
+            self._retired.append(pod)
+
+    def stop_pod(self, pod: Pod, drain_seconds: float = 10) -> None:
+        self._pods = [p for p in self._pods if p.name != pod.name]
+        self._retired = [p for p in self._retired if p.name != pod.name]
+        self._dead.discard(pod.name)
+
+    def pod_alive(self, pod: Pod) -> bool:
+        return pod.name not in self._dead and self._up[pod.node]
+
+    def kill_pod(self, pod: Pod) -> None:
+        self._dead.add(pod.name)
+
+    @property
+    def endpoints_file(self) -> Path:
+        raise TestbedError("a simulated cluster has no endpoints file")
+
+    def publish(self) -> None:
+        """Nothing to publish: the simulator reads the pods directly."""
