@@ -24,10 +24,23 @@ class Run:
     events: list[dict] = field(default_factory=list)
     placements: list[dict] = field(default_factory=list)
     metrics: pd.DataFrame | None = None  # metrics.csv: per pod, every few seconds
+    apart: bool = False  # set by find when simulated and live runs are read together
+
+    @property
+    def world(self) -> str:
+        """live, or sim (``harness evaluate SCENARIO``)."""
+        return str(self.summary.get("world", "live"))
+
+    @property
+    def name(self) -> str:
+        """The policy the run ran, whatever its world."""
+        return str(self.summary.get("policy", self.path.name))
 
     @property
     def policy(self) -> str:
-        return str(self.summary.get("policy", self.path.name))
+        """The policy as the report groups runs: a simulated run apart from live ones when a
+        report has both ("reach (sim)")."""
+        return f"{self.name} (sim)" if self.apart and self.world == "sim" else self.name
 
     @property
     def repeat(self):
@@ -72,6 +85,9 @@ def find(paths: list[Path]) -> Collected:
                 _run(d, out)
             for f in evals:
                 _evaluation(f, out)
+    if len({r.world for r in out.runs}) > 1:
+        for r in out.runs:
+            r.apart = True
     return out
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from harness.results.collect import Collected, Run, ok_requests, sim_vs_real
-from harness.results.stats import mean_ci95
+from harness.results.stats import mean_ci95, spearman
 from harness.results.summary import fmt, ok_mask
 
 COLOURS = {"fault": "tab:red", "recovery": "tab:olive", "move": "tab:green", "scale": "tab:blue"}
@@ -193,6 +193,55 @@ def across_repeats(runs: list[Run], baseline: str | None) -> Section:
     sec.tables.append(("repeats", pd.DataFrame(rows)))
     if baseline and baseline not in by:
         sec.text += f" (baseline {baseline!r} is not among the runs)"
+    return sec
+
+
+def sim_vs_live(runs: list[Run]) -> Section:
+    """The same scenario and policies played in simulation (harness evaluate) and live (harness
+    run): per policy both worlds' mean and p95 latency with their 95 % intervals over seeds or
+    repeats, each world's rank, and how far the ranks agree (Spearman's ρ over the policies)."""
+    plt = _plt()
+    sec = Section("Simulation vs live", "Per scenario and policy: the mean and p95 latency in simulation "
+                  "(harness evaluate, over seeds) and live (harness run, over repeats), each with its 95 % interval "
+                  "(Student's t), and each policy's rank in both worlds (1: lowest mean). Spearman's ρ: how far "
+                  "the two rankings agree (1: the same order).")
+    rows = []
+    for scenario in dict.fromkeys(str(r.summary.get("scenario")) for r in runs):
+        mine = [r for r in runs if str(r.summary.get("scenario")) == scenario]
+        both = [p for p in dict.fromkeys(r.name for r in mine) if {r.world for r in mine if r.name == p} == {"sim", "live"}]
+        if not both:
+            continue
+        table = []
+        for p in both:
+            row = {"scenario": scenario, "policy": p}
+            for world in ("sim", "live"):
+                of = [r.summary for r in mine if r.name == p and r.world == world]
+                for key in ("mean_ms", "p95_ms"):
+                    m, half = mean_ci95([float(s[key]) for s in of if isinstance(s.get(key), (int, float))] or [np.nan])
+                    row[f"{world}_{key}"] = round(m, 2)
+                    row[f"{world}_{key[:-3]}_ci95_ms"] = None if half is None else round(half, 2)
+                row[f"{world}_runs"] = len(of)
+            table.append(row)
+        for world in ("sim", "live"):
+            order = np.argsort(np.argsort([r[f"{world}_mean_ms"] for r in table]))
+            for r, k in zip(table, order):
+                r[f"{world}_rank"] = int(k) + 1
+        rho = spearman([r["sim_rank"] for r in table], [r["live_rank"] for r in table]) if len(table) > 2 else None
+        for r in table:
+            r["spearman_rho"] = None if rho is None else round(rho, 3)
+        rows += table
+        fig, ax = plt.subplots(figsize=(7, 3.2))
+        x = np.arange(len(table))
+        for k, (world, colour) in enumerate((("sim", "#8fb3d9"), ("live", "#d98f8f"))):
+            ax.bar(x + (k - 0.5) * 0.38, [r[f"{world}_mean_ms"] for r in table], 0.38, label=world, color=colour,
+                   yerr=[r[f"{world}_mean_ci95_ms"] or 0 for r in table], capsize=3)
+        ax.set_xticks(x, [r["policy"] for r in table])
+        ax.set_ylabel("mean latency (ms)")
+        ax.set_title(f"{scenario}: simulation vs live" + ("" if rho is None else f" (Spearman ρ {rho:.2f})"))
+        ax.legend()
+        sec.figures.append((f"sim_vs_live_{scenario}.png", _png(fig)))
+    if rows:
+        sec.tables.append(("sim_vs_live", pd.DataFrame(rows)))
     return sec
 
 
@@ -409,6 +458,8 @@ def build(col: Collected, out: Path, baseline: str | None = None, threshold_ms: 
         sections += [latency_over_time(col.runs), rps_over_time(col.runs), tails(col.runs, threshold_ms),
                      across_repeats(col.runs, baseline), placement_metrics(col.runs), fidelity(col.runs),
                      where_time_goes(col.runs)]
+        if len({r.world for r in col.runs}) > 1:
+            sections.insert(0, sim_vs_live(col.runs))
     if col.evaluations:
         sections.append(evaluation_bars(col.evaluations))
     for sec in sections:

@@ -64,3 +64,9 @@ def paired_error(times_s, measured_ms, predicted_ms) -> tuple[float, float, floa
     cancel out of (``batch_means_ci95``)."""
     m, p = np.asarray(measured_ms, float), np.asarray(predicted_ms, float)
     return float(m.mean()), float(p.mean()), batch_means_ci95(times_s, m - p)
+
+
+def spearman(a, b) -> float:
+    """Spearman's rank correlation of two equally long sequences (ties broken by order)."""
+    ra, rb = np.argsort(np.argsort(a)), np.argsort(np.argsort(b))
+    return float(np.corrcoef(ra, rb)[0, 1])

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.results.collect import find
+from harness.results.stats import spearman
 from harness.scenarios import calibration
 from harness.sim.topology import model_for
 from harness.testbed.lock import exclusive
@@ -55,11 +56,6 @@ def spread_placements(app, model, state, k: int, seed: int, avoid: list[dict]) -
     cands.sort(key=lambda c: c[0])
     picks = [cands[round(q * (len(cands) - 1))][1] for q in np.linspace(0, 1, k)]
     return {f"eval-{i + 1}": p for i, p in enumerate(picks)}
-
-
-def spearman(a, b) -> float:
-    ra, rb = np.argsort(np.argsort(a)), np.argsort(np.argsort(b))
-    return float(np.corrcoef(ra, rb)[0, 1])
 
 
 def main() -> int:

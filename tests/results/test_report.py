@@ -8,7 +8,9 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
+import pytest
 
 from harness.results.collect import find
 from harness.results.stats import mean_ci95
@@ -121,3 +123,28 @@ def test_cli_with_nothing_readable_exits_2(tmp_path):
     r = subprocess.run([sys.executable, "-m", "harness", "report", str(tmp_path / "missing")], cwd=REPO,
                        capture_output=True, text=True)
     assert r.returncode == 2 and "nothing to report" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_simulated_and_live_runs_of_one_scenario_are_set_side_by_side_with_their_ranks(tmp_path):
+    """A report over both worlds: per policy each world's mean with its interval and its rank, and
+    Spearman's ρ of the ranks; elsewhere in the report the simulated runs stay apart ("x (sim)")."""
+    live = {"a": 200.0, "b": 220.0, "c": 260.0}
+    sim = {"a": 150.0, "b": 180.0, "c": 170.0}  # the simulator swaps b and c
+    for world, means in (("live", live), ("sim", sim)):
+        for r in (1, 2):
+            for i, (p, m) in enumerate(means.items()):
+                d = make_run(tmp_path / world / f"{p}-r{r}", p, r, m, seconds=40, seed=10 * r + i + (world == "sim"))
+                if world == "sim":
+                    s = json.loads((d / "summary.json").read_text())
+                    (d / "summary.json").write_text(json.dumps({**s, "world": "sim"}))
+    col = find([tmp_path / "live", tmp_path / "sim"])
+    build(col, tmp_path / "report")
+    table = pd.read_csv(tmp_path / "report" / "sim_vs_live.csv").set_index("policy")
+    for p in live:
+        for world in ("live", "sim"):
+            runs = [json.loads((tmp_path / world / f"{p}-r{r}" / "summary.json").read_text()) for r in (1, 2)]
+            assert table.loc[p, f"{world}_mean_ms"] == pytest.approx(np.mean([s["mean_ms"] for s in runs]), abs=0.01)
+    assert table.live_rank.to_dict() == {"a": 1, "b": 2, "c": 3}
+    assert table.sim_rank.to_dict() == {"a": 1, "b": 3, "c": 2}
+    assert table.spearman_rho.iloc[0] == pytest.approx(0.5)
+    assert set(pd.read_csv(tmp_path / "report" / "repeats.csv").policy) == {"a", "b", "c", "a (sim)", "b (sim)", "c (sim)"}
