@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness.sim import kube_scheduler
-from harness.sim.ceenv import Batch, CEEnvBatch, Dynamics
+from harness.sim.ceenv import Batch, CEEnvVector, Dynamics
 
 
 def numpy_terms(self, X: np.ndarray, partial: bool = False, E: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -208,22 +208,24 @@ def numpy_step(dyn: Dynamics, st: Batch, actions: np.ndarray,
     return reward, terminated, truncated
 
 
-class NumpyCEEnvBatch(CEEnvBatch):
-    """CEEnvBatch with the numpy transition and a Python loop over the environments to reset."""
+class NumpyCEEnvVector(CEEnvVector):
+    """CEEnvVector with the numpy transition and a Python loop over the environments to reset."""
 
-    def __init__(self, dyn: NumpyDynamics, B: int, seed: int | None = None):
-        self.dyn, self.B = dyn, B
-        self.rng = np.random.default_rng(seed)
-        self.st = dyn.new_batch(B)
-        for b in range(B):
-            dyn.reset_one(self.st, b, self.rng)
-        self.st.latency = dyn.latency(self.st)
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        for b in range(self.num_envs):
+            self.dyn.reset_one(self.st, b, self._rng)
+        self.st.latency = self.dyn.latency(self.st)
+        return self.dyn.observe(self.st), self._info()
 
-    def step(self, actions: np.ndarray):
-        r, term, trunc = numpy_step(self.dyn, self.st, actions, self.rng)
+    def step(self, actions):
+        r, term, trunc = numpy_step(self.dyn, self.st, np.asarray(actions, int), self._rng)
         done = term | trunc
-        for b in np.flatnonzero(done):
-            self.dyn.reset_one(self.st, b, self.rng)
+        info = {}
         if done.any():
+            info["final_obs"], info["_final_obs"] = self.dyn.observe(self.st), done.copy()
+            for b in np.flatnonzero(done):
+                self.dyn.reset_one(self.st, b, self._rng)
             self.st.latency = self.dyn.latency(self.st)
-        return r, term, trunc
+        return self.dyn.observe(self.st), r, term, trunc, {**self._info(), **info}

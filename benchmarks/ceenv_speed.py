@@ -20,8 +20,8 @@ import time
 
 import numpy as np
 
-from benchmarks.ceenv_numpy import NumpyCEEnvBatch, NumpyDynamics, numpy_terms
-from harness.sim.ceenv import CEEnvBatch, Dynamics, EnvConfig, default_model
+from benchmarks.ceenv_numpy import NumpyCEEnvVector, NumpyDynamics, numpy_terms
+from harness.sim.ceenv import CEEnvVector, Dynamics, EnvConfig, default_model
 from harness.sim.latency import LatencyModel, Topology
 from harness.spec.app import parse_app
 
@@ -61,17 +61,17 @@ def large_model(services: int = 20, nodes: int = 30, seed: int = 0) -> LatencyMo
     return LatencyModel(app, execution, topo)
 
 
-def steps_per_second(batch, B: int, seconds: float, rng: np.random.Generator) -> float:
-    """Random valid actions, one per environment, with the observation a learner would read. Only
-    the environment's time counts (observe and step), not the drawing of the actions."""
+def steps_per_second(envs, B: int, seconds: float, rng: np.random.Generator) -> float:
+    """Random valid actions, one per environment, through Gymnasium's vector API (the observation
+    and masks a learner reads come with each step). Only the environment's time counts, not the
+    drawing of the actions."""
+    info = envs.reset(seed=0)[1]
     n, spent, t0 = 0, 0.0, time.perf_counter()
     while time.perf_counter() - t0 < seconds:
-        t = time.perf_counter()
-        _, mask = batch.observe()
-        spent += time.perf_counter() - t
+        mask = info["action_mask"]
         actions = (rng.random(mask.shape, dtype=np.float32) * mask).argmax(1)
         t = time.perf_counter()
-        batch.step(actions)
+        info = envs.step(actions)[4]
         spent += time.perf_counter() - t
         n += B
     return n / spent
@@ -80,9 +80,9 @@ def steps_per_second(batch, B: int, seconds: float, rng: np.random.Generator) ->
 def compare(label: str, model: LatencyModel, B: int, seconds: float) -> float:
     cfg = EnvConfig()
     rates = {}
-    for name, dyn_cls, batch_cls in (("numpy", NumpyDynamics, NumpyCEEnvBatch), ("compiled", Dynamics, CEEnvBatch)):
+    for name, dyn_cls, batch_cls in (("numpy", NumpyDynamics, NumpyCEEnvVector), ("compiled", Dynamics, CEEnvVector)):
         dyn = dyn_cls(model, cfg)
-        batch = batch_cls(dyn, B, seed=0)
+        batch = batch_cls(B, dyn=dyn)
         steps_per_second(batch, B, 0.2, np.random.default_rng(1))  # warm-up (the compiled code loads)
         rates[name] = steps_per_second(batch, B, seconds, np.random.default_rng(0))
     ratio = rates["compiled"] / rates["numpy"]
@@ -101,7 +101,9 @@ def main() -> int:
     _, large_ratio = compare("generated (30 nodes x 20 services)", large, args.batch, args.seconds)
 
     dyn = Dynamics(large, EnvConfig())
-    X = dyn.counts(CEEnvBatch(dyn, 1024, seed=2).st.node)
+    envs = CEEnvVector(1024, dyn=dyn)
+    envs.reset(seed=2)
+    X = dyn.counts(envs.st.node)
     same = np.allclose(numpy_terms(large, X)["D_msa"], large.latency(X), rtol=1e-12)
     rate = {}
     for name, fn in (("numpy", lambda: numpy_terms(large, X)), ("compiled", lambda: large.terms(X))):

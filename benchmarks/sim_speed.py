@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from harness.sim.ceenv import CEEnv, CEEnvBatch, Dynamics, EnvConfig, default_model
+from harness.sim.ceenv import CEEnv, CEEnvVector, Dynamics, EnvConfig, default_model
 
 
 def rate(fn, seconds: float) -> float:
@@ -45,12 +45,14 @@ def main() -> int:
     info_mask = [env.action_masks()]
     single = rate(scalar_step, args.seconds)
 
-    batch = CEEnvBatch(dyn, args.batch, seed=0)
+    batch = CEEnvVector(args.batch, dyn=dyn)
+    info = batch.reset(seed=0)[1]
 
     def batch_step() -> int:
-        _, mask = batch.observe()
+        nonlocal info
+        mask = info["action_mask"]
         acts = (rng.random(mask.shape) * mask).argmax(1)  # a random valid action per env
-        batch.step(acts)
+        info = batch.step(acts)[4]
         return args.batch
     batched = rate(batch_step, args.seconds)
 

@@ -2,7 +2,7 @@
 
 Reads top to bottom like CleanRL's ppo.py, with the paper's hyperparameters as defaults:
 learning rate 3e-4, gamma 0.99, clip 0.2, minibatch 64, entropy coefficient 0, separate
-two-layer policy and value networks. Trained on CEEnvBatch; the same network then picks the
+two-layer policy and value networks. Trained on CEEnvVector (Gymnasium's vector API); the same network then picks the
 next move on any state the live rescheduler builds.
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 from harness.policies import register
 from harness.policies.learned import CEEnvPolicy
 from harness.rl.curves import ReturnTracker
-from harness.sim.ceenv import CEEnvBatch, Dynamics
+from harness.sim.ceenv import CEEnvVector, Dynamics
 from harness.spec.args import arg
 
 
@@ -61,7 +61,7 @@ def make_agent(obs_dim: int, n_actions: int, hidden: int):
 
 
 def train(dyn: Dynamics, args: ReachArgs, on_progress: Callable[[int, float], None] | None = None):
-    """PPO in CEEnvBatch; returns (agent, learning curve rows)."""
+    """PPO in CEEnvVector; returns (agent, learning curve rows)."""
     import torch
 
     from harness.rl.nets import masked_categorical, masked_log_softmax
@@ -70,7 +70,7 @@ def train(dyn: Dynamics, args: ReachArgs, on_progress: Callable[[int, float], No
     # networks of a few thousand weights: one thread is fastest (2 threads on 2 cores ran 4x slower
     # beside another process), and leaves the other core to the environment and the OS
     torch.set_num_threads(1)
-    envs = CEEnvBatch(dyn, args.num_envs, seed=args.seed)
+    envs = CEEnvVector(args.num_envs, dyn=dyn)
     agent = make_agent(dyn.obs_dim, dyn.n_actions, args.hidden)
     # foreach: one kernel per step for all weights (the default on CPU loops over them in Python)
     opt = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5, foreach=True)
@@ -82,8 +82,8 @@ def train(dyn: Dynamics, args: ReachArgs, on_progress: Callable[[int, float], No
     returns = ReturnTracker(B)
     curve: list[tuple[int, float, float]] = []
     start = time.monotonic()
-    obs, mask = envs.observe()
-    next_obs, next_mask = torch.as_tensor(obs), torch.as_tensor(mask)
+    obs, info = envs.reset(seed=args.seed)
+    next_obs, next_mask = torch.as_tensor(obs), torch.as_tensor(info["action_mask"])
     updates = args.total_steps // (B * T)
     for update in range(1, updates + 1):
         for t in range(T):
@@ -93,13 +93,12 @@ def train(dyn: Dynamics, args: ReachArgs, on_progress: Callable[[int, float], No
                 action = dist.sample()
                 logp_buf[t], val_buf[t] = dist.log_prob(action), agent.critic(next_obs).squeeze(-1)
             act_buf[t] = action
-            r, term, trunc = envs.step(action.numpy())
+            obs, r, term, trunc, info = envs.step(action.numpy())  # reset in the same step where done
             rew_buf[t] = torch.as_tensor(r, dtype=torch.float32)
             # truncation is treated as an end too: episodes are short and states carry no clock
             done_buf[t] = torch.as_tensor(term | trunc, dtype=torch.float32)
             returns.add(r, term | trunc)
-            obs, mask = envs.observe()
-            next_obs, next_mask = torch.as_tensor(obs), torch.as_tensor(mask)
+            next_obs, next_mask = torch.as_tensor(obs), torch.as_tensor(info["action_mask"])
         # generalised advantage estimation
         with torch.no_grad():
             next_val = agent.critic(next_obs).squeeze(-1)

@@ -14,7 +14,7 @@ import numpy as np
 from harness.policies import register
 from harness.policies.learned import CEEnvPolicy
 from harness.rl.curves import ReturnTracker
-from harness.sim.ceenv import CEEnvBatch, Dynamics
+from harness.sim.ceenv import CEEnvVector, Dynamics
 from harness.spec.args import arg
 
 
@@ -56,7 +56,7 @@ def train(dyn: Dynamics, args: RsdqlArgs, on_progress: Callable[[int, float], No
     # beside another process), and leaves the other core to the environment and the OS
     torch.set_num_threads(1)
     rng = np.random.default_rng(args.seed)
-    envs = CEEnvBatch(dyn, args.num_envs, seed=args.seed)
+    envs = CEEnvVector(args.num_envs, dyn=dyn)
     q, target = make_q(dyn.obs_dim, dyn.n_actions, args.hidden), make_q(dyn.obs_dim, dyn.n_actions, args.hidden)
     target.load_state_dict(q.state_dict())
     opt = torch.optim.Adam(q.parameters(), lr=args.learning_rate, foreach=True)  # one kernel for all weights
@@ -67,7 +67,8 @@ def train(dyn: Dynamics, args: RsdqlArgs, on_progress: Callable[[int, float], No
     size = ptr = grads = 0
     returns = ReturnTracker(B)
     curve, start = [], time.monotonic()
-    obs, mask = envs.observe()
+    obs, info = envs.reset(seed=args.seed)
+    mask = info["action_mask"]
     iterations = args.total_steps // B
     report_every = max(1, iterations // 100)
     for it in range(1, iterations + 1):
@@ -79,8 +80,8 @@ def train(dyn: Dynamics, args: RsdqlArgs, on_progress: Callable[[int, float], No
         greedy = qv.argmax(1).numpy()
         explore = rng.random(B) < eps
         actions = np.array([rng.choice(np.flatnonzero(m)) if e else g for m, e, g in zip(mask, explore, greedy)])
-        r, term, trunc = envs.step(actions)
-        nobs, nmask = envs.observe()  # after auto-reset; a done transition does not bootstrap
+        nobs, r, term, trunc, info = envs.step(actions)  # after the same-step reset; a done transition does not bootstrap
+        nmask = info["action_mask"]
         idx = (ptr + np.arange(B)) % cap
         buf["obs"][idx], buf["act"][idx], buf["rew"][idx] = obs, actions, r
         buf["next"][idx], buf["next_mask"][idx], buf["done"][idx] = nobs, nmask, (term | trunc)

@@ -226,26 +226,6 @@ def step_batch(dyn: Dynamics, st: Batch, actions: np.ndarray,
     return reward, terminated, truncated
 
 
-class CEEnvBatch:
-    """B environments stepped together (auto-reset), for training and benchmarks."""
-
-    def __init__(self, dyn: Dynamics, B: int, seed: int | None = None):
-        self.dyn, self.B = dyn, B
-        self.rng = np.random.default_rng(seed)
-        self.st = dyn.new_batch(B)
-        dyn.reset(self.st, np.ones(B, np.bool_), self.rng)
-
-    def observe(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.dyn.observe(self.st), self.dyn.masks(self.st)
-
-    def step(self, actions: np.ndarray):
-        r, term, trunc = step_batch(self.dyn, self.st, actions, self.rng)
-        done = term | trunc
-        if done.any():
-            self.dyn.reset(self.st, done, self.rng)
-        return r, term, trunc
-
-
 class CEEnv(gym.Env):
     """The scalar Gymnasium environment: a batch of one."""
 
@@ -286,13 +266,15 @@ class CEEnvVector(gym.vector.VectorEnv):
     """The batched dynamics as Gymnasium's vector environment (``gym.make_vec(ENV_ID, n,
     vectorization_mode="vector_entry_point")``): one transition for all sub-environments, reset in
     the same step (``info["final_obs"]`` holds the last observation of an ended episode), action
-    masks in ``info["action_mask"]``."""
+    masks in ``info["action_mask"]``. It is the one batched face of the dynamics: harness's own
+    trainers (REACH's PPO, RSDQL's DQN) and benchmarks step it as a Gymnasium user would; ``dyn``
+    gives it a ``Dynamics`` already built (a profile's, under a training config)."""
 
     metadata = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int = 1, model: LatencyModel | None = None, config: EnvConfig | None = None,
-                 app: str | None = None, profile: str | None = None, **_ignored):
-        self.dyn = Dynamics(model or default_model(app, profile), config or EnvConfig())
+                 app: str | None = None, profile: str | None = None, dyn: Dynamics | None = None, **_ignored):
+        self.dyn = dyn or Dynamics(model or default_model(app, profile), config or EnvConfig())
         self.num_envs = num_envs
         self.single_observation_space = self.dyn.observation_space()
         self.single_action_space = gym.spaces.Discrete(self.dyn.n_actions)

@@ -16,7 +16,7 @@ from harness.errors import UserError
 from harness.policies import REGISTRY, build, names
 from harness.policies.contract import Ability, Move
 from harness.rescheduler.evaluate import SimWorld, run_policy, scenario, slots_for
-from harness.sim.ceenv import CEEnvBatch, Dynamics, EnvConfig
+from harness.sim.ceenv import CEEnvVector, Dynamics, EnvConfig
 from harness.sim.topology import model_for
 from harness.spec.app import load_app
 from harness.spec.placement import check_placement
@@ -88,12 +88,12 @@ def test_an_unknown_node_or_an_unsatisfiable_spread_is_refused(app_file):
 
 
 def test_ceenv_masks_keep_random_play_within_the_constraints(dyn):
-    batch = CEEnvBatch(dyn, 16, seed=0)
+    batch = CEEnvVector(16, dyn=dyn)
+    _, info = batch.reset(seed=0)
     rng = np.random.default_rng(0)
     app, nodes = dyn.model.app, dyn.model.topo.nodes
     for _ in range(150):
-        _, mask = batch.observe()
-        batch.step(np.array([rng.choice(np.flatnonzero(m)) for m in mask]))
+        _, _, _, _, info = batch.step(np.array([rng.choice(np.flatnonzero(m)) for m in info["action_mask"]]))
         for b in range(16):
             placement = {}
             for slot in np.flatnonzero(batch.st.node[b] >= 0):

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from harness.sim.ceenv import ENV_ID, CEEnv, CEEnvBatch, EnvConfig, step_batch
+from harness.sim.ceenv import ENV_ID, CEEnv, CEEnvVector, EnvConfig
 
 
 def test_env_checker_passes_on_every_registered_harness_env():
@@ -53,13 +53,13 @@ def test_idle_ends_episode_without_reward_and_step_cap_truncates():
 
 
 def test_capacity_is_never_exceeded_under_random_masked_play():
-    batch = CEEnvBatch(CEEnv().dyn, B=16, seed=0)
+    batch = CEEnvVector(16, dyn=CEEnv().dyn)
+    _, info = batch.reset(seed=0)
     rng = np.random.default_rng(0)
     d = batch.dyn
     for _ in range(200):
-        obs, mask = batch.observe()
-        acts = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
-        batch.step(acts)
+        acts = np.array([rng.choice(np.flatnonzero(m)) for m in info["action_mask"]])
+        _, _, _, _, info = batch.step(acts)
         cpu, mem = d.used(batch.st)
         pods_cpu = cpu - batch.st.bg_cpu
         assert (pods_cpu <= d.C_cpu - batch.st.bg_cpu + 1e-6).all()
@@ -210,11 +210,13 @@ def test_under_load_the_latency_is_the_queueing_models_and_the_rate_is_observed(
     last feature is the rate's share of the range's top. Without load nothing of it appears."""
     from harness.sim.queueing import QueueingModel
 
-    plain = CEEnvBatch(CEEnv().dyn, 4, seed=1)
+    plain = CEEnvVector(4, dyn=CEEnv().dyn)
+    plain.reset(seed=1)
     loaded_env = CEEnv(config=EnvConfig(load=(1.0, 12.0)))
     dyn = loaded_env.dyn
     assert dyn.obs_dim == plain.dyn.obs_dim + 1
-    envs = CEEnvBatch(dyn, 64, seed=1)
+    envs = CEEnvVector(64, dyn=dyn)
+    envs.reset(seed=1)
     st = envs.st
     assert ((st.load >= 1.0) & (st.load <= 12.0)).all() and np.ptp(st.load) > 5
     assert not plain.st.load.any()
@@ -229,7 +231,7 @@ def test_under_load_the_latency_is_the_queueing_models_and_the_rate_is_observed(
     assert (st.latency > free).all()  # waiting only adds
     over = np.flatnonzero(~below)
     assert np.isfinite(st.latency[over]).all() and (st.latency[over] > free[over] * 5).all()
-    obs, _ = envs.observe()
+    obs = envs.dyn.observe(envs.st)
     assert np.allclose(obs[:, -1], st.load / 12.0)
     assert np.allclose(obs[:, -2], st.latency / 1000)
 
@@ -240,7 +242,8 @@ def test_under_closed_loop_users_the_latency_is_mean_value_analysis():
     from harness.sim.queueing import QueueingModel
 
     dyn = CEEnv(config=EnvConfig(load=(1.0, 6.0), load_kind="closed")).dyn
-    envs = CEEnvBatch(dyn, 64, seed=2)
+    envs = CEEnvVector(64, dyn=dyn)
+    envs.reset(seed=2)
     st = envs.st
     assert set(np.unique(st.load)) == {1.0, 2.0, 3.0, 4.0, 5.0, 6.0}
     X = dyn.counts(st.node)
