@@ -30,6 +30,7 @@ def driver(run):
             stop_withdrawn(run.cluster, pods)
             run.event("request-departure", request=req, pods=[p.name for p in pods])
             run.record_placement("request-departure")
+            yield 0.0  # at once, but a run that ended stops here (live, events can pile up behind pod starts)
             continue
         if t <= now:
             k += 1
@@ -48,6 +49,7 @@ def driver(run):
                 leaving.append((now + lifetime, k, pods))
                 leaving.sort(key=lambda x: x[0])
             t += rng.exponential(1 / rs.rate_per_s)
+            yield 0.0
             continue
         wake = min([t] + [w for w, _, _ in leaving[:1]]) - now
         yield max(0.01, min(wake, 0.5))
