@@ -169,24 +169,36 @@ def run_session(cluster: Cluster, state, state_dir: Path, session: Session, repe
     for policy in session.policies.values():
         policy.check(view)
     rows: list[dict] = []
+    testbed = state_path(state_dir).read_text()
     for r in range(1, repeats + 1):
         for name, policy in session.policies.items():
-            out = RunDir(session.out / f"{name}-r{r}")
-            out.save_input("app.json", app_to_json(session.app))
-            out.copy_input(Path(session.scenario_file), "scenario.yaml")
-            out.copy_input(state_path(state_dir), "testbed.yaml")
-            out.save_input("profile.json", session.profile.model_dump_json(indent=1))
-            out.save_policy(name, Path(policy.model_file) if policy.model_file else None)
-            out.save_harness(shipped.ROOT, sys.argv)
+            out = new_run_dir(session, name, policy, f"r{r}", testbed)
             plan = Plan(session.scenario, session.app, session.profile, state, name, policy,
                         seed=None if seed is None else seed + r - 1, repeat=r)
-            summary = LiveRun(cluster, plan, out, on_tick).run()
-            summary["run_dir"] = str(out.path)
-            rows.append(summary)
-            summ.write_comparison(rows, session.out / "comparison")
-            if on_done:
-                on_done(summary)
+            done(rows, LiveRun(cluster, plan, out, on_tick).run(), out, session, on_done)
     return rows
+
+
+def new_run_dir(session: Session, name: str, policy: Policy, label: str, testbed: str) -> RunDir:
+    """A run directory ``<policy>-<label>`` with the run's inputs: app, scenario, the testbed's
+    state (``testbed``: its YAML), profile, policy and model, harness's version."""
+    out = RunDir(session.out / f"{name}-{label}")
+    out.save_input("app.json", app_to_json(session.app))
+    out.copy_input(Path(session.scenario_file), "scenario.yaml")
+    out.save_input("testbed.yaml", testbed)
+    out.save_input("profile.json", session.profile.model_dump_json(indent=1))
+    out.save_policy(name, Path(policy.model_file) if policy.model_file else None)
+    out.save_harness(shipped.ROOT, sys.argv)
+    return out
+
+
+def done(rows: list[dict], summary: dict, out: RunDir, session: Session, on_done: Callable[[dict], None] | None) -> None:
+    """A finished run into the session's rows and its comparison, and to the caller."""
+    summary["run_dir"] = str(out.path)
+    rows.append(summary)
+    summ.write_comparison(rows, session.out / "comparison")
+    if on_done:
+        on_done(summary)
 
 
 def run_simulated(state, session: Session, seeds: int, first_seed: int = 0,
@@ -201,21 +213,11 @@ def run_simulated(state, session: Session, seeds: int, first_seed: int = 0,
     from harness.testbed.simulated import SimCluster
 
     rows: list[dict] = []
+    testbed = yaml.safe_dump(state.model_dump(mode="json"), sort_keys=False)
     for seed in range(first_seed, first_seed + seeds):
         for name, policy in session.policies.items():
-            out = RunDir(session.out / f"{name}-s{seed}")
-            out.save_input("app.json", app_to_json(session.app))
-            out.copy_input(Path(session.scenario_file), "scenario.yaml")
-            out.save_input("testbed.yaml", yaml.safe_dump(state.model_dump(mode="json"), sort_keys=False))
-            out.save_input("profile.json", session.profile.model_dump_json(indent=1))
-            out.save_policy(name, Path(policy.model_file) if policy.model_file else None)
-            out.save_harness(shipped.ROOT, sys.argv)
+            out = new_run_dir(session, name, policy, f"s{seed}", testbed)
             plan = Plan(session.scenario, session.app, session.profile, state, name, policy, seed=seed,
                         repeat=seed - first_seed + 1)
-            summary = SimRun(SimCluster(state), plan, out).run()
-            summary["run_dir"] = str(out.path)
-            rows.append(summary)
-            summ.write_comparison(rows, session.out / "comparison")
-            if on_done:
-                on_done(summary)
+            done(rows, SimRun(SimCluster(state), plan, out).run(), out, session, on_done)
     return rows
