@@ -20,7 +20,6 @@ from harness.loadgen.process import LoadGenerator, RequestTail
 from harness.metrics import Metrics
 from harness.results import summary as summ
 from harness.results.rundir import TOTALS, RunDir, merge_request_logs
-from harness.scenarios import elements
 from harness.scenarios.run import Driver, Plan, RunBase, time_weighted_users
 from harness.testbed.cluster import Cluster
 from harness.testbed.speed import host_reference_ms
@@ -129,12 +128,7 @@ class LiveRun(RunBase):
                 loads.append(LoadGenerator(self.cluster, spec.client or self.client_node(), entry, spec, sc.duration_s,
                                            self.out.request_file(k), seed, self.out.path / f"loadgen{suffix}.log"))
             # the millisecond the files record, so that the summary and the logs agree on the window
-            self.out.t0 = round(min(load.start() for load in loads), 3)
-            self.event("load-start", t=self.out.t0, loads=[
-                {"mode": spec.mode, "entry": self.plan.app.resolve_entry(spec.entry),
-                 "steps": [s.model_dump() for s in spec.steps], "trace_events": len(spec.trace)} for spec in sc.loads()])
-            for element in elements.wanted(sc):
-                self.drive(element.driver(self), element.__name__.rsplit(".", 1)[1])
+            self.start_load(round(min(load.start() for load in loads), 3))
             self.spawn(self.metrics_loop, "metrics")
             self.timeline(loads)
             partial = False

@@ -25,6 +25,7 @@ from harness.rescheduler.live import Lineage, LiveView, initial_placement, moved
 from harness.results import placement_metrics as pm
 from harness.results import summary as summ
 from harness.results.rundir import RunDir
+from harness.scenarios import elements
 from harness.spec.app import App
 from harness.spec.profile import Profile
 from harness.spec.scenario import FaultParams, Scenario
@@ -48,6 +49,8 @@ class Plan:
 
 
 class RunBase(ABC):
+    simulated = False  # whether fault kinds give their simulated effect
+
     def __init__(self, cluster: Cluster, plan: Plan, out: RunDir):
         self.cluster, self.plan, self.out = cluster, plan, out
         self.lock = threading.Lock()
@@ -70,6 +73,20 @@ class RunBase(ABC):
     def spawn(self, fn: Callable[[], None], name: str) -> None:
         """Run ``fn`` beside the timeline (live: a thread; simulated: at once). An exception in it
         is an ``error`` event, never the end of the run."""
+
+    @abstractmethod
+    def drive(self, driver: Driver, name: str) -> None:
+        """Drive one scenario element from now on (live: its own thread; simulated: the queue)."""
+
+    def start_load(self, t0: float) -> None:
+        """The load started at ``t0``: its event, then every element the scenario has, driven."""
+        sc = self.plan.scenario
+        self.out.t0 = t0
+        self.event("load-start", t=t0, loads=[
+            {"mode": spec.mode, "entry": self.plan.app.resolve_entry(spec.entry),
+             "steps": [s.model_dump() for s in spec.steps], "trace_events": len(spec.trace)} for spec in sc.loads()])
+        for element in elements.wanted(sc):
+            self.drive(element.driver(self), element.__name__.rsplit(".", 1)[1])
 
     def t_run(self) -> float:
         """Seconds since the load started (0 before)."""
@@ -173,8 +190,6 @@ class RunBase(ABC):
             self.spawn(lambda: self._heal_then_release(lost, t), "heal")
         if ctx.relearn:
             self.spawn(self._relearn_topology, "topology")
-
-    simulated = False  # whether fault kinds give their simulated effect
 
     def _relearn_topology(self) -> None:
         with self.lock:  # not while a move decides on the old RTTs

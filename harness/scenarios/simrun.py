@@ -141,13 +141,8 @@ class SimRun(RunBase):
         sc = self.plan.scenario
         self.deploy()
         self.clock = self.T0
-        self.out.t0 = self.T0
-        self.event("load-start", t=self.T0, loads=[
-            {"mode": spec.mode, "entry": self.plan.app.resolve_entry(spec.entry),
-             "steps": [s.model_dump() for s in spec.steps], "trace_events": len(spec.trace)} for spec in sc.loads()])
         self.intervals.append(Interval(0.0, self.intervals[-1].X, self.intervals[-1].model))
-        for element in elements.wanted(sc):
-            self.drive(element.driver(self), element.__name__.rsplit(".", 1)[1])
+        self.start_load(self.T0)
         end = self.T0 + sc.duration_s
         while self._queue and self._queue[0][0] <= end:
             at, _, name, driver = heapq.heappop(self._queue)
