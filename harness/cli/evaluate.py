@@ -34,6 +34,10 @@ def evaluate(
                                        "scenario: the results folder (default results/; <utc>-<scenario>-sim/ inside)."),
     gap_time_limit: float = typer.Option(10.0, help="Seconds HiGHS may take per scenario for the optimality gap "
                                          "(REACH's model as a MILP); 0: no gaps."),
+    terminating_s: float = typer.Option(0.0, "--terminating-s", min=0, help="With a scenario: how long a pod "
+                                        "stopped (scaled down, or a move's old copy) still holds its node's room, as "
+                                        "Kubernetes' graceful deletion does (about 2 s for a process that exits on "
+                                        "SIGTERM; 0: at once, near the local testbed's cells)."),
 ) -> None:
     """Policies compared in simulation.
 
@@ -52,7 +56,7 @@ def evaluate(
     gap ("bound")."""
     if scenario is not None:
         return _evaluate_scenario(scenario, policies, seeds, inventory, app_file, profile, model_dir,
-                                  out or Path("results"))
+                                  out or Path("results"), terminating_s)
     from dataclasses import asdict
 
     from harness.errors import UserError
@@ -117,7 +121,7 @@ def evaluate(
 
 
 def _evaluate_scenario(scenario: str, policies: str, seeds: int, inventory: Optional[Path], app_file: Optional[Path],
-                       profile: Optional[Path], model_dir: Path, out: Path) -> None:
+                       profile: Optional[Path], model_dir: Path, out: Path, terminating_s: float = 0.0) -> None:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -143,7 +147,7 @@ def _evaluate_scenario(scenario: str, policies: str, seeds: int, inventory: Opti
             bar.advance(task)
             console.print(f"  {s['policy']} s{s['seed']}: mean {fmt(s.get('mean_ms'))} ms, p95 {fmt(s.get('p95_ms'))} "
                           f"ms, {s.get('requests', 0)} requests, {s.get('errors', 0)} errors, {s['moves']} moves")
-        rows = run_simulated(state, session, seeds, on_done=done)
+        rows = run_simulated(state, session, seeds, on_done=done, terminating_s=terminating_s)
     _print_comparison(console, rows, session)
 
 

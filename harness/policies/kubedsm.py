@@ -126,6 +126,12 @@ class Edge:
         top = self.cap.max(axis=0) if len(self.edge) else np.ones(2)
         self.size = (self.req[:, 0] / top[0]) * (self.req[:, 1] / top[1])  # eq. 11, the code's form
 
+    def key(self) -> bytes:
+        """Everything KubeDSM's decisions read, as bytes: equal keys, equal decisions."""
+        return b"|".join(np.ascontiguousarray(a).tobytes() for a in (
+            np.array(self.edge), np.array(self.cloud), self.cap, self.used, self.req, self.on_edge, self.total,
+            self.allowed, self.spreads))
+
     def limit(self, on_edge: np.ndarray) -> np.ndarray:
         """(E × S) how many more pods of each service each edge node may take, beside ``on_edge``."""
         free = np.where(self.spreads[None, :], np.maximum(0, 1 - on_edge), 1 << 30)
@@ -297,6 +303,7 @@ class KubeDSM(Policy):
     def __init__(self, args: KubeDSMArgs):
         super().__init__(args)
         self.core = KubeDSMCore(args)
+        self._suggested: dict[bytes, np.ndarray | None] = {}  # KubeDSM is deterministic: a cluster seen is answered again
 
     def place(self, view: ClusterView, pods) -> list[str | None]:
         out: list[str | None] = [None] * len(pods)
@@ -327,7 +334,12 @@ class KubeDSM(Policy):
         st = Edge(view)
         if not st.edge or not st.cloud:
             return []  # a cluster without both sides has nothing to migrate between
-        arranged = self.core.suggest(st)
+        key = st.key()
+        if key not in self._suggested:
+            if len(self._suggested) > 512:
+                self._suggested.clear()
+            self._suggested[key] = self.core.suggest(st)
+        arranged = self._suggested[key]
         if arranged is None:
             return []
         return view.moves_to(target_placement(view, st, arranged))

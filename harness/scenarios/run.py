@@ -31,7 +31,7 @@ from harness.spec.profile import Profile
 from harness.spec.scenario import FaultParams, Scenario
 from harness.spec.testbed_state import TestbedState
 from harness.testbed.cluster import Cluster
-from harness.testbed.pods import Pod, deploy, stop_withdrawn, undeploy, withdraw
+from harness.testbed.pods import Pod, deploy, scale_down_order, stop_withdrawn, undeploy, withdraw
 
 Driver = Iterator[float]  # a scenario element at work: it acts, then yields how many seconds until it acts again
 
@@ -219,25 +219,34 @@ class RunBase(ABC):
             self.event("restarted", pod=ready[0].name, service=pod.service, node=ready[0].node,
                        seconds=round(self.now() - t, 3))
 
-    def scale_to(self, service: str, target: Callable[[list[Pod]], tuple[int, dict] | None]) -> bool:
-        """Scale ``service`` to the count ``target(its pods)`` gives (None: no change; with the scale
-        event's details): new pods where the placer says, or the newest ones stopped (draining).
-        Decided under the lock: a move holds it from starting its new pod until the old one is gone,
-        so the count never includes a move's two pods (read mid-move, the HPA scaled down and
-        stopped the move's new pod, leaving one replica too few). Whether anything changed."""
+    def scale_to(self, targets: dict[str, Callable[[list[Pod]], tuple[int, dict] | None]]) -> list[str]:
+        """Scale each service to the count its target gives for its pods (None: no change; with the
+        scale event's details): every scale-down first (pods out of the endpoints in Kubernetes'
+        ReplicaSet order, ``scale_down_order``), then every new pod in one batch, the services
+        interleaved (a batch scheduler such as KubeDSM's sees them together), then the withdrawn
+        pods stopped (draining; until then they hold their room). Decided under the lock: a move
+        holds it from starting its new pod until the old one is gone, so a count never includes a
+        move's two pods (read mid-move, the HPA once scaled down and stopped the move's new pod,
+        leaving one replica too few). The services that changed."""
+        gone: list[Pod] = []
+        grow: dict[str, int] = {}
         with self.lock:
-            mine = [p for p in self.cluster.pods() if p.service == service]
-            decided = target(mine)
-            if decided is None or decided[0] == len(mine):
-                return False
-            want, detail = decided
-            self.event("scale", service=service, to=want, current=len(mine), **detail)
-            gone = mine[want:][::-1]
+            pods = self.cluster.pods()
+            for service, target in targets.items():
+                mine = [p for p in pods if p.service == service]
+                decided = target(mine)
+                if decided is None or decided[0] == len(mine):
+                    continue
+                want, detail = decided
+                self.event("scale", service=service, to=want, current=len(mine), **detail)
+                gone += scale_down_order(mine)[:max(0, len(mine) - want)]
+                grow[service] = max(0, want - len(mine))
             withdraw(self.cluster, gone)
-        if want > len(mine):
-            self.place_new([service] * (want - len(mine)), "scale-up")
+        new = [s for k in range(max(grow.values(), default=0)) for s, n in grow.items() if k < n]
+        if new:
+            self.place_new(new, "scale-up")
         stop_withdrawn(self.cluster, gone)
-        return True
+        return list(grow)
 
     def add_moves(self, n: int) -> None:
         self.moves += n

@@ -202,11 +202,12 @@ def done(rows: list[dict], summary: dict, out: RunDir, session: Session, on_done
 
 
 def run_simulated(state, session: Session, seeds: int, first_seed: int = 0,
-                  on_done: Callable[[dict], None] | None = None) -> list[dict]:
+                  on_done: Callable[[dict], None] | None = None, terminating_s: float = 0.0) -> list[dict]:
     """The session's scenario played in simulation (``harness.scenarios.simrun``) for each policy
     and seed, on the testbed ``state`` describes (``harness.testbed.simulated.simulated_state``):
     one run directory per policy and seed (``<policy>-s<seed>``), the same files and summary as a
-    live run's, and the comparison beside them. Seed k gives every policy the same arrivals."""
+    live run's, and the comparison beside them. Seed k gives every policy the same arrivals.
+    ``terminating_s``: how long a stopped pod holds its room (``SimCluster``)."""
     import yaml
 
     from harness.scenarios.simrun import SimRun
@@ -219,5 +220,5 @@ def run_simulated(state, session: Session, seeds: int, first_seed: int = 0,
             out = new_run_dir(session, name, policy, f"s{seed}", testbed)
             plan = Plan(session.scenario, session.app, session.profile, state, name, policy, seed=seed,
                         repeat=seed - first_seed + 1)
-            done(rows, SimRun(SimCluster(state), plan, out).run(), out, session, on_done)
+            done(rows, SimRun(SimCluster(state, terminating_s), plan, out).run(), out, session, on_done)
     return rows

@@ -54,6 +54,7 @@ class SimRun(RunBase):
         super().__init__(cluster, plan, out)
         self.T0 = round(time.time() if t0 is None else t0, 3)
         self.clock = self.T0 - DEPLOY_LEAD_S
+        cluster.clock = self.now
         self.slowed: list[tuple[str, float, float]] = []  # (node, factor, until t_run)
         self.intervals: list[Interval] = []
         self._queue: list = []
@@ -241,6 +242,8 @@ class SimRun(RunBase):
         base = self.summary_base(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.T0)), partial=False)
         base["world"] = "sim"
         base["assumptions"] = elements.assumptions(self.plan.scenario)
+        base["assumptions"]["cluster"] = (f"pods start at once; a pod stopped holds its node's room for "
+                                          f"{self.cluster.terminating_s:g} s")
         stats, _ = self.request_stats(t_end)
         base.update(stats)
         base["metrics"] = self.placement_metrics(t_end)

@@ -93,14 +93,26 @@ class Rescheduler(BaseModel):
     max_moves: int = Field(10, ge=0, description="moves per round at most")
 
 
+class HpaPace(BaseModel):
+    """How the Kubernetes HPA's default behaviour paces a wanted count: one change every
+    ``sync_s``; up by at most the larger of 4 pods and 100 %; down only to the highest count wanted
+    in the last ``scale_down_stabilization_s``."""
+
+    model_config = ConfigDict(extra="forbid")
+    sync_s: float = Field(15.0, gt=0)
+    scale_down_stabilization_s: float = Field(300.0, ge=0)
+
+
 class ReplicaSchedule(BaseModel):
     """Cycles of fixed replica counts (KubeDSM's workloads): at the start of cycle k (k x cycle_s
     after the load starts) each listed service is scaled to its count, bypassing the autoscaler, so
-    every policy meets the same demand at the same time. A service a cycle leaves out keeps its count."""
+    every policy meets the same demand at the same time. A service a cycle leaves out keeps its count.
+    With ``hpa``, the counts are what the HPA is asked for, and reach the cluster at its pace."""
 
     model_config = ConfigDict(extra="forbid")
     cycle_s: float = Field(gt=0)
     cycles: list[dict[str, int]] = Field(min_length=1)
+    hpa: HpaPace | None = None
 
     @model_validator(mode="after")
     def _counts(self):

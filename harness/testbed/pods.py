@@ -78,6 +78,17 @@ def withdraw(cluster: "Cluster", pods: list[Pod]) -> None:
         cluster.publish()
 
 
+def scale_down_order(pods: list[Pod]) -> list[Pod]:
+    """A service's pods (oldest first) in the order Kubernetes' ReplicaSet controller deletes them
+    when it scales down: those on the node holding most of them first, then the newest (the last
+    criteria of its ranking, with every pod running and ready)."""
+    per_node: dict[str, int] = {}
+    for p in pods:
+        per_node[p.node] = per_node.get(p.node, 0) + 1
+    order = sorted(range(len(pods)), key=lambda i: (-per_node[pods[i].node], -i))
+    return [pods[i] for i in order]
+
+
 def stop_withdrawn(cluster: "Cluster", pods: list[Pod], grace_seconds: float = GRACE_S) -> None:
     """Stop pods :func:`withdraw` took out, after the grace that lets in-flight picks land (a
     scale-down without it lost a request sent 2 ms after the change), each draining."""

@@ -5,7 +5,9 @@ replica schedules, request streams) acts through the same interface as on a real
 pods' latency is, the simulator says (``harness.scenarios.simrun``).
 
 What a simulated cluster cannot be is said where it differs: pods start ready at once (live: a
-cell takes about 1-3 s), a pause takes no time, a process started in a node (``start_process``)
+cell takes about 1-3 s), a pod stopped holds its node's room for ``terminating_s`` of the run's
+clock and no longer (Kubernetes' graceful deletion: a pod that exits on SIGTERM goes in a second or
+two; the local testbed's cells in a fraction of one), a pause takes no time, a process started in a node (``start_process``)
 only records that it runs (a fault kind that needs its effect declares a simulated one), and
 ``measure_rtt`` gives the configured RTTs.
 """
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from harness.errors import TestbedError
 from harness.spec.inventory import Inventory
@@ -61,8 +63,11 @@ def simulated_state(inv: Inventory) -> TestbedState:
 
 
 class SimCluster(Cluster):
-    def __init__(self, state: TestbedState):
+    def __init__(self, state: TestbedState, terminating_s: float = 0.0):
         self.state = state
+        self.terminating_s = terminating_s
+        self.clock: Callable[[], float] = lambda: 0.0  # the run's clock (SimRun sets it)
+        self._terminating: list[tuple[float, Pod]] = []  # (gone at, pod): stopped, still holding its room
         self._nodes = list(state.nodes)
         self._up = {n.name: True for n in self._nodes}
         self._rtt = {a: dict(row) for a, row in state.rtt_configured_ms.items()}
@@ -86,6 +91,7 @@ class SimCluster(Cluster):
         lost = [p for p in self._pods if p.node == name]
         self._pods = [p for p in self._pods if p.node != name]
         self._retired = [p for p in self._retired if p.node != name]
+        self._terminating = [(t, p) for t, p in self._terminating if p.node != name]
         for proc in self.processes:
             if proc.node == name and proc.code is None:
                 proc.kill()
@@ -130,7 +136,9 @@ class SimCluster(Cluster):
         return self._app
 
     def pods_and_leaving(self) -> tuple[list[Pod], list[Pod]]:
-        return list(self._pods), list(self._retired)
+        now = self.clock()
+        self._terminating = [(t, p) for t, p in self._terminating if t > now + 1e-9]
+        return list(self._pods), list(self._retired) + [p for _, p in self._terminating]
 
     def start_pod(self, service: str, node: str) -> Pod:
         app = self._app
@@ -155,6 +163,8 @@ class SimCluster(Cluster):
             self._retired.append(pod)
 
     def stop_pod(self, pod: Pod, drain_seconds: float = 10) -> None:
+        if self.terminating_s > 0 and self._up[pod.node]:
+            self._terminating.append((self.clock() + self.terminating_s, pod))
         self._pods = [p for p in self._pods if p.name != pod.name]
         self._retired = [p for p in self._retired if p.name != pod.name]
         self._dead.discard(pod.name)

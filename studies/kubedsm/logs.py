@@ -6,12 +6,13 @@ node the pods really took — the facts the replay's reading of the workloads re
     .venv/bin/python -m studies.kubedsm.logs MineDraft [--replay [--system-reserved 1,1024]]
 
 A log (reports/<scheduler>/<date>/normal_scenario_<m>_<σ>/*.json) is a list of snapshots, one
-every 15 s, each with the pods on every node. The edge ratio is computed as harness's replay and
-live runs compute it: per snapshot the mean over deployments A-D of the share of their pods on
+every 15 s, each with the pods on every node. The edge ratio is computed as harness's runs
+compute it: per snapshot the mean over deployments A-D of the share of their pods on
 edge nodes (which nodes are edge: the logs' config.json), then the mean over snapshots and runs.
 Pod requests are Table 5's (workloads/kubedsm.json). ``--replay`` plays each logged run's own pod
-counts through harness's replay (harness.rescheduler.replay) with the policy that stands for its
-scheduler, and sets the replayed edge ratio beside the logged one: how far the replay's model of
+counts on harness's ground (each as a replica schedule played in simulation, the run `harness
+evaluate SCENARIO` makes; ``studies.kubedsm.workloads.Ground``) with the policy that stands for its
+scheduler, and sets the replayed edge ratio beside the logged one: how far harness's model of
 each scheduler is from what that scheduler did.
 """
 
@@ -30,7 +31,7 @@ from harness.results import placement_metrics as pm
 from harness.results.stats import mean_ci95
 from harness import shipped
 from harness.spec.app import load_app
-from studies.kubedsm.paper import reserved, setting  # the replay's cluster and its --system-reserved reading
+from studies.kubedsm.paper import reserved  # the --system-reserved reading
 
 SWEEP = [f"1.{k}_0.4" for k in range(1, 7)]
 POD = re.compile(r"([a-d])-deployment-")
@@ -129,11 +130,13 @@ def replayed(logged: dict[str, dict[str, list[float]]], traces, system_reserved:
     """Each logged run's own pod counts (one snapshot every 15 s, each at once) replayed with the
     harness policy that stands for its scheduler, on the edge less ``system_reserved`` per node: the
     replay's edge ratio beside the one the run logged, run by run, so the two share the counts."""
-    from harness.policies import build
-    from harness.rescheduler.replay import HpaBehaviour, replay, with_system_reserved
+    import tempfile
 
-    app, model = setting()
-    cluster = with_system_reserved(model, *system_reserved)
+    from harness.policies import build
+    from studies.kubedsm.workloads import Ground, app
+
+    services = sorted(app().services)
+    ground = Ground(Path(tempfile.mkdtemp(prefix="kubedsm-logs-")), system_reserved, cycle_s=15.0)
     print(f"\nthe logged runs' own counts replayed (snapshots 15 s apart, each at once; edge nodes less "
           f"{system_reserved[0]:g} cores and {system_reserved[1]:g} MiB):")
     print(f"{'scheduler@date':48s} {'policy':>8s}  logged  replayed  replayed - logged (95 %)")
@@ -144,9 +147,9 @@ def replayed(logged: dict[str, dict[str, list[float]]], traces, system_reserved:
         pairs = []
         for wl in SWEEP:
             for r, trace in zip(per[wl], traces[who][wl]):
-                schedule = [{s: max(1, int(n)) for s, n in zip(sorted(app.services), row)} for row in trace]
-                rep = replay(build(policy), policy, app, cluster, schedule, hpa=HpaBehaviour(instant=True), cycle_s=15.0)
-                pairs.append((r, rep.edge_ratio))
+                schedule = [{s: max(1, int(n)) for s, n in zip(services, row)} for row in trace]
+                run = ground.play(f"{policy}-{wl}-{len(pairs)}", schedule, {policy: build(policy)})[policy]
+                pairs.append((r, run["metrics"]["edge_ratio"]))
         a = np.array(pairs)
         mean, half = mean_ci95(list(a[:, 1] - a[:, 0]))
         print(f"{who:48s} {policy:>8s}  {a[:, 0].mean():.3f}   {a[:, 1].mean():.3f}    {mean:+.3f} ± {half:.3f}", flush=True)

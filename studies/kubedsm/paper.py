@@ -1,73 +1,85 @@
-"""Paper 004 (KubeDSM) replayed in simulation on its cluster (Table 4) and deployments (Table 5),
+"""Paper 004 (KubeDSM) on harness's ground, on its cluster (Table 4) and deployments (Table 5),
 beside the paper's numbers.
 
-    .venv/bin/python -m studies.kubedsm.paper workloads [--seeds 10] [--instant] [--qos paper]   # Figs. 4-5, 8-9
+    .venv/bin/python -m studies.kubedsm.paper workloads [--seeds 10] [--through-hpa] [--qos paper]   # Figs. 4-5, 8-9
     .venv/bin/python -m studies.kubedsm.paper variants  [--seeds 10]               # Fig. 10
     .venv/bin/python -m studies.kubedsm.paper qos       [--seeds 10]               # Fig. 11
     .venv/bin/python -m studies.kubedsm.paper speed                                # a batch of 20 pods
     .venv/bin/python -m studies.kubedsm.paper scenarios [--cycle-s 90] [--out scenarios/kubedsm]  # live files
 
-The 11 m_σ workloads (12 cycles × 90 s; harness.rescheduler.replay), the same schedules (seeds
-0..N-1) for every policy; the HPA's default behaviour between the schedule and the cluster
-(``--instant``: each cycle's counts at once); the cloud unlimited, as the paper models it; the
-edge nodes at their capacity (``--system-reserved CORES,MIB`` for what the system's pods hold); a pod
-scaled down holding its room while it terminates (``--terminating-s``, 2 s; 0 for none). Edge
-ratio = mean over deployments of the share of their pods on the edge, averaged over time, then
-over seeds (95 % CI, Student's t). Paper: KubeDSM 80 % (+13.4 % over the best baseline) on
-m = 1.1..1.6 σ 0.4, 78 % (+18.9 %) on m 1.5 σ 0.1..0.5; lower std across deployments in 6 of 11;
-NoMig > K8S by 8 %, Original +14.9 % over NoMig, MidMig +5.1 % over Original.
+The 10 distinct m_σ workloads (12 cycles × 90 s; ``studies.kubedsm.workloads``), the same schedules
+(seeds 0..N-1) for every policy, each played as a scenario in simulation — the run `harness
+evaluate SCENARIO` makes, the same as `harness run` plays live: each cycle's counts on time
+(``--through-hpa``: at the HPA's default pace), the cloud unlimited as the paper models it, the
+edge nodes at their capacity (``--system-reserved CORES,MIB`` for what the system's pods hold), a
+pod stopped holding its room while it terminates (``--terminating-s``, 2 s; 0 for none). Edge ratio
+= mean over deployments of the time-weighted share of their pods on the edge, then over seeds
+(95 % CI, Student's t). Paper: KubeDSM 80 % (+13.4 % over the best baseline) on m = 1.1..1.6 σ 0.4,
+78 % (+18.9 %) on m 1.5 σ 0.1..0.5; lower std across deployments in 6 of 11; NoMig > K8S by 8 %,
+Original +14.9 % over NoMig, MidMig +5.1 % over Original.
 """
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from harness import shipped
 from harness.policies import build
 from harness.results.stats import mean_ci95
-from harness.rescheduler.replay import (CYCLE_S, TERMINATING_S, WORKLOADS, HpaBehaviour, m_sigma_schedule, replay,
-                                        unlimited_cloud, with_system_reserved, workload_name)
-from harness.sim.topology import model_for
-from harness.spec.app import load_app
-from harness.spec.profile import load_profile
+from studies.kubedsm.workloads import CYCLE_S, TERMINATING_S, WORKLOADS, Ground, app, m_sigma_schedule, scenario_doc, workload_name
 
 BASELINES = ["k8s-edge", "bef", "sef", "cf", "random"]
 
 
-def setting():
-    app = load_app(shipped.workload("kubedsm"))
-    model = unlimited_cloud(model_for(app, load_profile(shipped.profile("kubedsm", "kubedsm-local"))))
-    return app, model
+@dataclass
+class Played:
+    """One policy's run of one schedule, as the study reads it from the run's summary."""
+
+    edge_ratio: float
+    edge_ratio_std: float  # the spread of the deployments' (time-weighted) edge shares
+    per_service: dict[str, float]
+    rejected: int
+    migrations: dict[str, int]
+
+    @classmethod
+    def of(cls, summary: dict) -> "Played":
+        m = summary["metrics"]
+        return cls(m["edge_ratio"], m["edge_ratio_std"], m["edge_ratio_by_service"], m["rejected"], m["migrations"])
 
 
-def run(policies: dict[str, dict], workloads, seeds: int, hpa: HpaBehaviour, reserved=(0.0, 0.0),
-        terminating_s: float = TERMINATING_S):
-    app, model = setting()
-    cluster = with_system_reserved(model, *reserved)  # the schedules come from the capacities, as the generator's
-    out = {}
+def ground(args) -> Ground:
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return Ground(Path(args.results) / f"{stamp}-kubedsm-paper", args.system_reserved, args.terminating_s,
+                  args.through_hpa)
+
+
+def run(policies: dict[str, tuple[str, dict]], workloads, seeds: int, g: Ground):
+    """Each workload's schedules (seeds 0..N-1) played for every policy: (m, σ) -> label -> [Played]."""
+    a, out = app(), {}
     for m, sg in workloads:
         for seed in range(seeds):
-            sch = m_sigma_schedule(app, model, m, sg, seed)
-            for label, (name, kw) in policies.items():
-                r = replay(build(name, **kw), label, app, cluster, sch, hpa=hpa, terminating_s=terminating_s)
-                out.setdefault((m, sg), {}).setdefault(label, []).append(r)
+            sch = m_sigma_schedule(a, m, sg, seed)
+            runs = g.play(f"{workload_name(m, sg)}-s{seed}", sch,
+                          {label: build(name, **kw) for label, (name, kw) in policies.items()}, seed)
+            for label in policies:
+                out.setdefault((m, sg), {}).setdefault(label, []).append(Played.of(runs[label]))
         print(f"  {workload_name(m, sg)} done", file=sys.stderr)
+    print(f"  run directories: {g.out}", file=sys.stderr)
     return out
 
 
-def oracle(app, model, schedule) -> float:
+def oracle(g: Ground, schedule) -> float:
     """An upper bound for every scheduler with each cycle's counts at once: per cycle, the best
     mean edge share any packing of the pods onto the edge nodes reaches (migrations free)."""
     from harness.policies.kubedsm import Edge
     from harness.policies.kubedsm_match import Match
-    from harness.policies.contract import ClusterView
 
-    st = Edge(ClusterView.build(app, model, [True] * len(model.topo.nodes), []))
+    st = Edge(g.view())
     out = []
     for counts in schedule:
         n = np.array([counts[s] for s in st.services])
@@ -83,8 +95,8 @@ def ci(xs):
 
 def workloads(args) -> bool:
     pols = {"kubedsm": ("kubedsm", {"qos": args.qos})} | {b: (b, {}) for b in BASELINES}
-    res = run(pols, WORKLOADS, args.seeds, HpaBehaviour(instant=args.instant), args.system_reserved,
-              args.terminating_s)
+    g = ground(args)
+    res = run(pols, WORKLOADS, args.seeds, g)
     print(f"{'workload':8s} " + " ".join(f"{p:>12s}" for p in pols) + "   best baseline  kubedsm/best  std lower?")
     ok, lower, sweep_k, sweep_b, per_seed = True, 0, [], [], []
     for (m, sg), per in res.items():
@@ -109,9 +121,7 @@ def workloads(args) -> bool:
     print(f"m = 1.1..1.6, σ 0.4: kubedsm {k:.3f}, best baseline {b:.3f}, ratio {k / b:.3f} (per seed "
           f"{mean:.3f} ± {half if half is not None else float('nan'):.3f}, 95 % CI; {by_seed.min():.3f}-{by_seed.max():.3f})"
           f"  (paper: 0.80, +13.4 %)")
-    app, model = setting()
-    cluster = with_system_reserved(model, *args.system_reserved)
-    bound = np.mean([oracle(app, cluster, m_sigma_schedule(app, model, m, sg, seed))
+    bound = np.mean([oracle(g, m_sigma_schedule(app(), m, sg, seed))
                      for m, sg in WORKLOADS if sg == 0.4 for seed in range(args.seeds)])
     print(f"upper bound on the sweep (each cycle's counts packed best, migrations free): {bound:.3f}")
     print(f"kubedsm >= every baseline on every workload: {'PASS' if ok else 'FAIL'}; "
@@ -123,8 +133,8 @@ def workloads(args) -> bool:
 def variants(args) -> bool:
     pols = {"k8s-edge": ("k8s-edge", {})} | {v: ("kubedsm", {"variant": v, "qos": args.qos})
                                             for v in ("noedgemig", "nocloudoffload", "original", "midmig")}
-    res = run(pols, WORKLOADS, args.seeds, HpaBehaviour(instant=args.instant), args.system_reserved,
-              args.terminating_s)
+    g = ground(args)
+    res = run(pols, WORKLOADS, args.seeds, g)
     means = {p: float(np.mean([r.edge_ratio for per in res.values() for r in per[p]])) for p in pols}
     for p, v in means.items():
         print(f"{p:15s} {v:.3f}")
@@ -136,8 +146,7 @@ def variants(args) -> bool:
 
 def qos(args) -> bool:
     pols = {q: ("kubedsm", {"promised": q, "qos": args.qos}) for q in ("all-one", "all-half", "ca", "respect-d")}
-    res = run(pols, [(1.5, 0.4)], args.seeds, HpaBehaviour(instant=args.instant), args.system_reserved,
-              args.terminating_s)
+    res = run(pols, [(1.5, 0.4)], args.seeds, ground(args))
     per = res[(1.5, 0.4)]
     print(f"{'promised':10s} " + " ".join(f"{d:>6s}" for d in "abcd") + "   mean")
     for q, rs in per.items():
@@ -150,11 +159,8 @@ def qos(args) -> bool:
 def speed(args) -> bool:
     """One makeDecision over a batch of 20 new pods (the paper: under 1 s), beside the default
     scheduler steered to the edge placing the same 20 one at a time, in the same run."""
-    from harness.policies.contract import ClusterView
-
-    app, model = setting()
-    view = ClusterView.build(app, model, [True] * len(model.topo.nodes), [])
-    pods = [view.pending(s) for _ in range(5) for s in app.services]  # 20 pods
+    view = ground(args).view()
+    pods = [view.pending(s) for _ in range(5) for s in view.app.services]  # 20 pods
     pol, ref = build("kubedsm", batch=20), build("k8s-edge")
     pol.place(view, pods)  # compile the match
     times = {}
@@ -175,25 +181,15 @@ def scenarios(args) -> bool:
     deployment, KubeDSM's 1 s suggestion period."""
     import yaml
 
-    app, model = setting()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for m, sg in WORKLOADS:
         name = workload_name(m, sg)
-        cycles = m_sigma_schedule(app, model, m, sg, 0)
-        doc = {
-            "name": f"kubedsm-{name}",
-            "description": f"KubeDSM's m_sigma workload {name} (seed 0): {len(cycles)} cycles of {args.cycle_s:g} s, "
-                           f"{args.rate:g} req/s to each deployment",
-            "duration_s": len(cycles) * args.cycle_s,
-            "app": "kubedsm",
-            "replicas": 1,
-            "load": [{"entry": s, "mode": "periodic", "steps": [{"at_s": 0, "value": args.rate}]} for s in app.services],
-            "replica_schedule": {"cycle_s": args.cycle_s, "cycles": cycles},
-            "rescheduler": {"period_s": 1, "start_s": 1, "max_moves": 8},
-        }
+        cycles = m_sigma_schedule(app(), m, sg, 0)
+        doc = scenario_doc(f"kubedsm-{name}", f"KubeDSM's m_sigma workload {name} (seed 0): {len(cycles)} cycles of "
+                           f"{args.cycle_s:g} s, {args.rate:g} req/s to each deployment", cycles, args.cycle_s, args.rate)
         head = (f"# Written by python -m studies.kubedsm.paper scenarios --cycle-s {args.cycle_s:g}: KubeDSM's workload {name}\n"
-                f"# on inventories/kubedsm-local.yaml (paper 004, Figs. 4-5), the replay's seed-0 schedule.\n")
+                f"# on inventories/kubedsm-local.yaml (paper 004, Figs. 4-5), the study's seed-0 schedule.\n")
         (out / f"{name}.yaml").write_text(head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None))
         print(out / f"{name}.yaml")
     return True
@@ -208,7 +204,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("what", choices=["workloads", "variants", "qos", "speed", "scenarios"])
     ap.add_argument("--seeds", type=int, default=10)
-    ap.add_argument("--instant", action="store_true", help="each cycle's counts at once, no HPA")
+    ap.add_argument("--through-hpa", action="store_true", help="the schedule's counts reach the cluster at the HPA's "
+                    "default pace (sync 15 s, +4 pods or +100 %%, scale-down after 300 s); default: each cycle's at once")
     ap.add_argument("--qos", default="code", choices=["code", "paper"], help="KubeDSM's QoS form")
     ap.add_argument("--system-reserved", type=reserved, default=(0.0, 0.0), metavar="CORES,MIB",
                     help="held on each edge node by the system's pods (default 0,0: the inventory's capacities)")
@@ -217,8 +214,9 @@ def main() -> int:
                          f"deletion does (default {TERMINATING_S:g}: a pod that exits on SIGTERM; 30: one that "
                          f"waits out the grace period; 0: freed before new pods are placed)")
     ap.add_argument("--cycle-s", type=float, default=CYCLE_S, help="scenarios: seconds per cycle (the paper: 90)")
-    ap.add_argument("--rate", type=float, default=2.0, help="scenarios: requests/s to each deployment")
+    ap.add_argument("--rate", type=float, default=2.0, help="scenarios: requests/s to each deployment (live)")
     ap.add_argument("--out", default="scenarios/kubedsm", help="scenarios: the folder to write")
+    ap.add_argument("--results", default="results", help="where the simulated runs' directories go")
     args = ap.parse_args()
     return 0 if globals()[args.what](args) else 1
 

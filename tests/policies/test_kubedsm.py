@@ -1,5 +1,6 @@
 """KubeDSM (paper 004): the match is exact, makeDecision reaches eq. 9's best QoS, the code's
-migration rules hold, and the replay of replica schedules is deterministic and fair."""
+migration rules hold, and replica schedules played on harness's ground (``studies.kubedsm.workloads``)
+are deterministic and fair."""
 
 from __future__ import annotations
 
@@ -13,18 +14,21 @@ from harness.policies import build
 from harness.policies.contract import ClusterView, PodView
 from harness.policies.kubedsm import Edge, KubeDSMCore, KubeDSMArgs
 from harness.policies.kubedsm_match import Match, node_value
-from harness.rescheduler.replay import HpaBehaviour, m_sigma_schedule, replay, unlimited_cloud, with_system_reserved
-from harness.sim.topology import model_for
-from harness.spec.app import load_app
-from harness.spec.profile import load_profile
+from studies.kubedsm.workloads import Ground, m_sigma_schedule
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def setting():
-    app = load_app(REPO / "workloads/kubedsm.json")
-    return app, unlimited_cloud(model_for(app, load_profile(REPO / "profiles/kubedsm.kubedsm-local.json")))
+def ground(tmp_path_factory):
+    return Ground(tmp_path_factory.mktemp("kubedsm-runs"))
+
+
+@pytest.fixture(scope="module")
+def setting(ground):
+    """Table 5's app and the authors' cluster as the paper models it (the cloud unlimited)."""
+    view = ground.view()
+    return view.app, view.model
 
 
 def brute_match(counts, req, used, cap, limit=None):
@@ -183,82 +187,89 @@ def test_nocloudoffload_never_brings_cloud_pods_to_the_edge(setting):
 def test_the_schedule_scales_the_edge_less_the_generators_reserve(setting):
     """k_d = mean over (cores, memory) of (edge capacity less 1 core and 1 GiB per node) / 4 / d's
     request: on the authors' cluster (edge 14 cores, 16 GiB) A gets mean(11/4/1, 13312/4/950)."""
-    app, model = setting
+    app, _ = setting
     k = {"a": (11 / 4 + 13312 / 4 / 950) / 2, "b": (11 / 4 + 13312 / 4 / 1900) / 2, "c": (11 / 4 + 13312 / 4 / 950) / 2,
          "d": (11 / 4 / 2 + 13312 / 4 / 1900) / 2}
     for m in (1.0, 1.6):
-        assert m_sigma_schedule(app, model, m, 0.0, 3, cycles=2) == [{s: round(m * k[s]) for s in "abcd"}] * 2
-    full = m_sigma_schedule(app, model, 1.6, 0.0, 3, cycles=1, reserve=(0.0, 0.0))[0]
+        assert m_sigma_schedule(app, m, 0.0, 3, cycles=2) == [{s: round(m * k[s]) for s in "abcd"}] * 2
+    full = m_sigma_schedule(app, 1.6, 0.0, 3, cycles=1, reserve=(0.0, 0.0))[0]
     assert full == {"a": 6, "b": 5, "c": 6, "d": 3}  # mean(14/4, 16384/4/950) x 1.6, ...
 
 
-def test_system_reserved_shrinks_only_the_edge(setting):
-    app, model = setting
-    r = with_system_reserved(model, 1.0, 512.0)
+def test_system_reserved_shrinks_only_the_edge(setting, tmp_path):
+    _, model = setting
+    r = Ground(tmp_path, system_reserved=(1.0, 512.0)).view().model
     edge = np.array([x == "edge" for x in model.topo.roles])
     assert np.allclose(r.topo.cpus[edge], model.topo.cpus[edge] - 1) and np.allclose(r.topo.cpus[~edge], model.topo.cpus[~edge])
     assert np.allclose(r.topo.memory_mib[edge], model.topo.memory_mib[edge] - 512)
 
 
-def test_replay_is_deterministic_and_the_same_for_every_policy(setting):
-    app, model = setting
-    a = m_sigma_schedule(app, model, 1.3, 0.4, 7)
-    assert a == m_sigma_schedule(app, model, 1.3, 0.4, 7) and a != m_sigma_schedule(app, model, 1.3, 0.4, 8)
+def test_a_schedule_plays_the_same_every_time_and_the_same_for_every_policy(setting, ground):
+    app, _ = setting
+    a = m_sigma_schedule(app, 1.3, 0.4, 7)
+    assert a == m_sigma_schedule(app, 1.3, 0.4, 7) and a != m_sigma_schedule(app, 1.3, 0.4, 8)
     assert len(a) == 12 and all(min(c.values()) >= 1 for c in a)
-    r1 = replay(build("kubedsm"), "kubedsm", app, model, a)
-    r2 = replay(build("kubedsm"), "kubedsm", app, model, a)
-    assert r1.edge_ratio == r2.edge_ratio and r1.migrations == r2.migrations
-    cf = replay(build("cf"), "cf", app, model, a)
-    edge = replay(build("k8s-edge"), "k8s-edge", app, model, a, hpa=HpaBehaviour(instant=True))
-    assert cf.edge_ratio == 0.0  # an unlimited cloud takes every pod
-    assert 0.3 < edge.edge_ratio <= 1.0
+    short = a[:4]
+    r1 = ground.play("det-1", short, {"kubedsm": build("kubedsm"), "cf": build("cf"), "k8s-edge": build("k8s-edge")})
+    r2 = ground.play("det-2", short, {"kubedsm": build("kubedsm")})
+    assert r1["kubedsm"]["metrics"]["edge_ratio"] == r2["kubedsm"]["metrics"]["edge_ratio"]
+    assert r1["kubedsm"]["metrics"]["migrations"] == r2["kubedsm"]["metrics"]["migrations"]
+    assert r1["cf"]["metrics"]["edge_ratio"] == 0.0  # an unlimited cloud takes every pod
+    assert 0.3 < r1["k8s-edge"]["metrics"]["edge_ratio"] <= 1.0
+    for r in r1.values():  # every policy met every cycle's counts
+        cycles = [e for e in _events(r) if e["kind"] == "replica-cycle"]
+        assert [e["detail"]["replicas"] for e in cycles] == short
 
 
-def test_a_pod_scaled_down_holds_its_room_while_it_terminates(setting):
+def _events(summary: dict) -> list[dict]:
+    """The run's events.csv as dicts (t, kind, detail)."""
+    import csv
+    import json
+
+    with open(Path(summary["run_dir"]) / "events.csv") as f:
+        return [{"t": float(r["t"]), "kind": r["kind"], "detail": json.loads(r["detail"] or "{}")} for r in csv.DictReader(f)]
+
+
+def test_a_pod_scaled_down_holds_its_room_while_it_terminates(tmp_path):
     """Cycle 1 scales a from 14 pods to 1 and c from 1 to 5 at once: the edge (14 cores) is full,
-    so c's new pods find the room a's pods are leaving only if those have gone (``terminating_s``
-    0). Held for 2 s, c's new pods go to the cloud, where the default scheduler leaves them; c's
-    pods of cycle 2 (10 s later) find the room free again, unless the hold outlasts the run."""
-    app, model = setting
+    and a's pods leave only after c's new ones are placed (as Kubernetes schedules new pods while
+    the old terminate), so c's new pods go to the cloud, where the default scheduler leaves them,
+    however short the hold. c's pods of cycle 2 (10 s later) find the room free again, unless the
+    hold outlasts the run."""
     sched = [{"a": 14, "b": 1, "c": 1, "d": 1}, {"a": 1, "b": 1, "c": 5, "d": 1}, {"a": 1, "b": 1, "c": 9, "d": 1}]
-    share = {g: replay(build("k8s-edge"), "k8s-edge", app, model, sched, hpa=HpaBehaviour(instant=True), cycle_s=10,
-                       terminating_s=g).per_service["c"] for g in (0.0, 2.0, 60.0)}
-    assert share[0.0] > share[2.0] > share[60.0]
+    share = {g: Ground(tmp_path / str(g), terminating_s=g, cycle_s=10).play("hold", sched, {"k8s-edge": build("k8s-edge")})
+             ["k8s-edge"]["metrics"]["edge_ratio_by_service"]["c"] for g in (0.0, 2.0, 60.0)}
+    assert share[0.0] == share[2.0] > share[60.0]
+    assert share[2.0] < 1.0
 
 
-def test_a_moved_pods_old_copy_holds_its_room_too(setting):
-    """A plan that moves a off a full edge node and c into the room it leaves: the second move
-    waits until the old copy of a has terminated."""
-    from harness.policies.contract import Move
-    from harness.rescheduler.replay import _Cluster
-
-    app, model = setting
-
-    class TwoMoves:
-        def plan(self, view):
-            return [Move("a-0", "n5"), Move("c-4", "n3")]
-
-    for hold, made in ((0.0, 2), (2.0, 1)):
-        c = _Cluster(app, model, terminating_s=hold)
-        c.view = view_with(app, model, [("a", "n3")] * 4 + [("c", "n5")])  # n3: 4 of its 4 cores
-        c.plan(TwoMoves(), t=10.0)
-        assert sum(c.migrations.values()) == made
-    assert not c.view.valid(Move("c-4", "n3"))
-    assert c.expire(12.0) and c.view.valid(Move("c-4", "n3"))
+def test_through_the_hpa_a_schedule_reaches_the_cluster_at_its_pace(setting, tmp_path):
+    """From 1 pod of a, a cycle asking 12: the HPA adds at most max(4, 100 %) a sync (1 -> 5 -> 10
+    -> 12); asked down to 2, it waits out the 300 s stabilisation window."""
+    sched = [{"a": 1, "b": 1, "c": 1, "d": 1}, {"a": 12, "b": 1, "c": 1, "d": 1}] + [{"a": 2, "b": 1, "c": 1, "d": 1}] * 4
+    run = Ground(tmp_path, through_hpa=True, cycle_s=100).play("pace", sched, {"k8s-edge": build("k8s-edge")})["k8s-edge"]
+    ups = [(round(e["t"] - _t0(run)), e["detail"]["to"]) for e in _events(run) if e["kind"] == "scale"
+           and e["detail"]["service"] == "a"]
+    assert ups[:3] == [(105, 5), (120, 10), (135, 12)]
+    assert ups[3][1] == 2 and ups[3][0] >= 100 + 300  # the highest count of the last 300 s was 12
 
 
 def test_the_committed_workload_files_are_the_generators_seed_0(setting):
     """scenarios/kubedsm/*.yaml (python -m studies.kubedsm.paper scenarios) load as scenarios, and
-    each plays the replay's seed-0 schedule of its workload: regenerate them if the generator moves."""
-    from harness.rescheduler.replay import WORKLOADS, workload_name
+    each plays the generator's seed-0 schedule of its workload: regenerate them if the generator moves."""
     from harness.scenarios.catalog import load_scenario
+    from studies.kubedsm.workloads import WORKLOADS, workload_name
 
-    app, model = setting
+    app, _ = setting
     for m, sigma in WORKLOADS:
         sc, _ = load_scenario(str(REPO / "scenarios/kubedsm" / f"{workload_name(m, sigma)}.yaml"))
         cycles = [{s: n for s, n in c.items()} for c in sc.replica_schedule.cycles]
-        assert cycles == m_sigma_schedule(app, model, m, sigma, 0)
+        assert cycles == m_sigma_schedule(app, m, sigma, 0)
         assert sc.duration_s == len(cycles) * sc.replica_schedule.cycle_s and sc.app == "kubedsm"
+
+
+def _t0(summary: dict) -> float:
+    return next(e["t"] for e in _events(summary) if e["kind"] == "load-start")
 
 
 def test_a_plan_through_full_edge_nodes_makes_room_through_the_cloud(setting):

@@ -61,24 +61,27 @@ def test_a_scaling_decision_waits_for_a_move_in_progress_and_keeps_its_new_pod()
         seen.append(len(mine))
         return 2, {"utilisation": 0.5}
 
-    t = threading.Thread(target=lambda: seen.append(RunBase.scale_to(run, "ml", hpa)))
+    t = threading.Thread(target=lambda: seen.append(RunBase.scale_to(run, {"ml": hpa})))
     t.start()
     time.sleep(0.2)
     assert seen == []  # no decision while the move holds the lock
     cluster.retire_pod(old)  # the move ends: the old pod goes
     run.lock.release()
     t.join(5)
-    assert seen == [2, False]  # decided on the pods after the move: nothing to do
+    assert seen == [2, []]  # decided on the pods after the move: nothing to do
     assert cluster.pods() == [other, new] and cluster.stopped == [] and run.events == []
 
 
-def test_a_scale_down_stops_the_newest_pods():
-    pods = [pod(f"ml-{i}") for i in range(1, 5)]
+def test_a_scale_down_stops_the_newest_pods_of_the_most_crowded_node_first():
+    """Kubernetes' ReplicaSet order: pods on the node holding most of the service's, then the newest."""
+    pods = [pod("ml-1", "edge-a-1"), pod("ml-2", "edge-b-1"), pod("ml-3", "edge-a-1"), pod("ml-4", "edge-b-2"),
+            pod("ml-5", "edge-b-1"), pod("ml-6", "edge-a-1")]
     cluster = FakePods(pods)
     run = Stub(cluster)
-    assert RunBase.scale_to(run, "ml", lambda mine: (2, {"reason": "schedule"}))
-    assert cluster.pods() == pods[:2] and cluster.stopped == [pods[3], pods[2]]
-    assert run.events == [("scale", {"service": "ml", "to": 2, "current": 4, "reason": "schedule"})]
+    assert RunBase.scale_to(run, {"ml": lambda mine: (3, {"reason": "schedule"})}) == ["ml"]
+    assert cluster.stopped == [pods[5], pods[2], pods[0]]  # edge-a-1's three (ranked by the counts before), newest first
+    assert [p.name for p in cluster.pods()] == ["ml-2", "ml-4", "ml-5"]
+    assert run.events == [("scale", {"service": "ml", "to": 3, "current": 6, "reason": "schedule"})]
 
 
 def test_a_scale_down_stops_pods_only_after_the_grace_for_requests_already_routed_to_them():
@@ -86,6 +89,6 @@ def test_a_scale_down_stops_pods_only_after_the_grace_for_requests_already_route
     as it left the endpoints, before a pick made just before the change had reached it."""
     pods = [pod(f"ml-{i}") for i in range(1, 4)]
     cluster = FakePods(pods)
-    assert RunBase.scale_to(Stub(cluster), "ml", lambda mine: (1, {"reason": "schedule"}))
+    assert RunBase.scale_to(Stub(cluster), {"ml": lambda mine: (1, {"reason": "schedule"})})
     assert len(cluster.published) == 1 and len(cluster.stopped) == 2
     assert min(cluster.stopped_at) - cluster.published[0] >= GRACE_S

@@ -127,3 +127,23 @@ def test_the_simulated_cluster_keeps_the_cluster_contract():
     assert c.node_up("edge-a-1")
     c.set_latency("cloud-a-1", "edge-a-1", 100.0)
     assert c.rtt_configured()["edge-a-1"]["cloud-a-1"] == 100.0
+
+
+@pytest.mark.parametrize("hold", [0.0, 2.0])
+def test_a_stopped_pod_holds_its_room_for_terminating_s_of_the_run_clock(hold):
+    """Kubernetes' graceful deletion: a pod stopped (scaled down, or a move's old copy) is still
+    counted on its node until it has gone; in a simulated run for ``terminating_s``."""
+    from harness import shipped
+    from harness.spec.app import load_app
+
+    cluster, now = SimCluster(STATE, terminating_s=hold), [100.0]
+    cluster.clock = lambda: now[0]
+    cluster.set_app(load_app(shipped.workload("chain")))
+    node = next(n.name for n in STATE.nodes if n.role == "edge")
+    old = cluster.start_pod("ml", node)
+    cluster.stop_pod(old)
+    assert cluster.pods() == [] and cluster.leaving() == ([old] if hold else [])
+    now[0] += hold - 0.01
+    assert cluster.leaving() == ([old] if hold else [])
+    now[0] += 0.02
+    assert cluster.leaving() == []

@@ -21,7 +21,7 @@ def modules(package) -> list[str]:
 
 
 SCRIPTS = [m for m in modules(studies) + modules(benchmarks)
-           if m not in ("studies.common", "studies.fidelity.common", "studies.fidelity.judge",
+           if m not in ("studies.common", "studies.fidelity.common", "studies.fidelity.judge", "studies.kubedsm.workloads",
                         "benchmarks.ceenv_numpy", "benchmarks.http_echo")]
 
 

@@ -28,6 +28,5 @@ def driver(run):
         except Exception as exc:
             run.event("autoscaler-error", error=str(exc)[:200])
             continue
-        for service in run.plan.app.services:
-            if run.scale_to(service, lambda mine, s=service: hpa_target(hpa.desired(s, mine, cpu))):
-                run.record_placement("scale")
+        if run.scale_to({s: (lambda mine, s=s: hpa_target(hpa.desired(s, mine, cpu))) for s in run.plan.app.services}):
+            run.record_placement("scale")
