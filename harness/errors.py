@@ -20,3 +20,8 @@ class TestbedError(RuntimeError):
 
 class OutputError(RuntimeError):
     """Results could not be written (disk full, read-only): the run stops at once and says where."""
+
+
+class PolicyError(RuntimeError):
+    """A policy (user code) failed where the run cannot go on without it (placing the app at
+    deployment): the CLI prints it as one line and exits with status 1."""

@@ -78,6 +78,7 @@ declare("pod-crashed", "a pod's process died; it is replaced on its node", ("pod
 declare("restarted", "a crashed pod replaced on its node", ("pod", "service", "node", "seconds"))
 declare("scale", "the autoscaler (or a replica schedule) changed a service's replica count",
         ("service", "to", "current", "utilisation", "reason"), marker="scale")
+declare("background", "other tenants' share of each node, held for the run", ("cores", "memory_mib"))
 declare("replica-cycle", "a replica schedule's cycle began", ("cycle", "replicas", "late_s"), marker="scale")
 declare("request-arrival", "a deployment request's R pods were placed and started",
         ("request", "service", "replicas", "nodes", "lifetime_s"))
@@ -94,6 +95,10 @@ declare("cycle-stopped", "a move would bring back a placement already held; the 
 declare("move-failed", "the new pod never got ready; the old one kept serving", ("pod", "service", "source", "target",
                                                                                 "error"))
 declare("move-refused", "no move of the policy's plan was valid", ("pod", "target", "reason"))
+declare("interrupted", "the run was stopped by Ctrl-C, SIGTERM or SIGHUP (its summary is partial)", ("by", "t_run"))
+declare("policy-error", "the policy raised an exception (the round ends; new pods it was placing stay pending)",
+        ("where", "error"))
+declare("plan-timeout", "the policy did not plan within rescheduler.plan_budget_s (the round ends)", ("reason",))
 declare("reschedule-skipped", "the policy cannot plan for this cluster", ("reason",))
 # ---------------------------------------------------------------- the rescheduler service (harness reschedule)
 declare("start", "the service started", ("policy", "namespace", "period_s"))

@@ -1,4 +1,8 @@
-"""Ctrl-C at the moments it must not cut short: while a playbook winds down, while a run cleans up."""
+"""Ctrl-C at the moments it must not cut short: while a playbook winds down, while a run cleans up.
+
+SIGTERM and SIGHUP (``timeout``, ``kill``, systemd, a CI job cancelled, a closed terminal) take
+the same path as Ctrl-C: they raise KeyboardInterrupt in the main thread (``polite_signals``),
+and every block below that holds Ctrl-C back holds them back too."""
 
 from __future__ import annotations
 
@@ -9,17 +13,38 @@ import threading
 from typing import Iterator
 
 
+POLITE = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+def polite_signals() -> None:
+    """SIGTERM and SIGHUP raise KeyboardInterrupt, as Ctrl-C does (call from the main thread)."""
+    for sig in POLITE:
+        if sig != signal.SIGINT:
+            signal.signal(sig, signal.default_int_handler)
+
+
+def _handle(handler) -> dict:
+    """Install ``handler`` for every polite signal; the handlers they had."""
+    return {sig: signal.signal(sig, handler) for sig in POLITE}
+
+
+def _restore(previous: dict) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+
+
 @contextlib.contextmanager
 def sigint_sets(flag: threading.Event) -> Iterator[None]:
-    """While running, SIGINT sets ``flag`` instead of raising (only the main thread can take signals)."""
+    """While running, SIGINT (SIGTERM, SIGHUP) sets ``flag`` instead of raising (only the main
+    thread can take signals)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: flag.set())
+    previous = _handle(lambda signum, frame: flag.set())
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        _restore(previous)
 
 
 @contextlib.contextmanager
@@ -38,10 +63,10 @@ def cleanup_shield(what: str = "cleaning up") -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, note)
+    previous = _handle(note)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        _restore(previous)
     if flag.is_set():
         raise KeyboardInterrupt

@@ -43,8 +43,8 @@ def deploy(
 
 @app.command()
 def undeploy(ctx: typer.Context) -> None:
-    """Stop every pod of the deployed app (draining in-flight requests), and every process a killed
-    run left on the nodes (its cells and load generator)."""
+    """Stop every pod of the deployed app (draining in-flight requests), every process a killed run
+    left on the nodes (its cells and load generator), and bring back the nodes it left failed."""
     from harness.testbed.open import open_cluster
     from harness.testbed.pods import undeploy as do_undeploy
     from harness.testbed.lock import exclusive
@@ -56,3 +56,8 @@ def undeploy(ctx: typer.Context) -> None:
         print(f"stopped {n} pods" if n else "nothing deployed")
         if strays:
             print(f"stopped {strays} stray processes left on the nodes by a run that was killed")
+        down = [n.name for n in cluster.nodes if not cluster.node_up(n.name)]
+        for name in down:  # a node failure whose run was killed before it could undo it
+            cluster.recover_node(name)
+        if down:
+            print(f"brought back {len(down)} nodes left down by a run that was killed: {', '.join(down)}")

@@ -149,6 +149,10 @@ def _evaluate_scenario(scenario: str, policies: str, seeds: int, inventory: Opti
                           f"ms, {s.get('requests', 0)} requests, {s.get('errors', 0)} errors, {s['moves']} moves")
         rows = run_simulated(state, session, seeds, on_done=done, terminating_s=terminating_s)
     _print_comparison(console, rows, session)
+    from harness.cli.run import run_problems
+
+    if not run_problems(rows):
+        raise typer.Exit(1)
 
 
 def _print_comparison(console, rows: list[dict], session) -> None:

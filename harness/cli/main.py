@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from harness import __version__
-from harness.errors import OutputError, TestbedError, UserError
+from harness.errors import OutputError, PolicyError, TestbedError, UserError
 
 INTERRUPTED = 130
 
@@ -52,7 +52,10 @@ def _register() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; every known failure becomes one line on stderr and an exit status."""
+    from harness.interrupts import polite_signals
+
     _register()
+    polite_signals()  # SIGTERM and SIGHUP take Ctrl-C's path: the run stops cleanly, with its partial summary
     try:
         rc = app(args=argv, standalone_mode=False)
     except UserError as exc:
@@ -63,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except OutputError as exc:
         print(f"harness: error: cannot write results: {exc}", file=sys.stderr)
+        return 1
+    except PolicyError as exc:
+        print(f"harness: policy error: {exc}", file=sys.stderr)
         return 1
     except (KeyboardInterrupt, typer.Abort):
         return _interrupted()

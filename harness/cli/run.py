@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from pathlib import Path
 from typing import Optional
 
@@ -84,3 +86,21 @@ def run(
         for c in COLUMNS[2:]:
             table.add_row(c, *(fmt(value(r, c)) for r in runs))
         console.print(table)
+    if not run_problems(rows):
+        raise typer.Exit(1)
+
+
+def run_problems(rows: list[dict]) -> bool:
+    """One line per run whose policy failed or timed out (warnings) or whose summary holds an error;
+    False when any summary does (the exit status says the results are not whole)."""
+    whole = True
+    for r in rows:
+        label = f"{r['policy']} r{r['repeat']}"
+        if r.get("policy_errors") or r.get("plan_timeouts"):
+            print(f"harness: warning: {label}: the policy raised {r.get('policy_errors', 0)} times and timed out "
+                  f"{r.get('plan_timeouts', 0)} times (events policy-error, plan-timeout in {r['run_dir']}/events.csv)",
+                  file=sys.stderr)
+        if r.get("error"):
+            print(f"harness: error: {label}: {r['error']}", file=sys.stderr)
+            whole = False
+    return whole

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from harness.errors import TestbedError
+from harness.errors import PolicyError, TestbedError
 from harness.policies.contract import ClusterView, Move, PendingPod, PodView, Policy
 from harness.rescheduler.loop import CycleGuard, MoveFailed, Round, run_round
 from harness.sim.topology import model_for
@@ -34,6 +34,7 @@ class LiveView:
         self.app, self.profile, self.state, self.cluster = app, profile, state, cluster
         self.load = load  # (requests/s, closed-loop users) the app is offered now (None: unknown), for load-aware policies
         self.source = source_profile(profile)  # a calibrated profile's origin: REACH's model as published
+        self.background: dict[str, tuple[float, float]] = {}  # node -> (cores, MiB) other tenants hold
         self.refresh()
 
     def refresh(self) -> None:
@@ -50,7 +51,9 @@ class LiveView:
         pods = {p.name: p for p in serving if p.node in self.nodes}
         up = [self.cluster.node_up(n) for n in self.nodes]
         rate, users = self.load()
-        return ClusterView.build(self.app, self.model, up, self._pod_views(pods.values()), rate=rate, users=users,
+        bg = [self.background.get(n, (0.0, 0.0)) for n in self.nodes]
+        return ClusterView.build(self.app, self.model, up, self._pod_views(pods.values()),
+                                 [c for c, _ in bg], [m for _, m in bg], rate=rate, users=users,
                                  leaving=self._pod_views(leaving)), pods
 
     def _pod_views(self, pods) -> list[PodView]:
@@ -132,10 +135,12 @@ class LiveWorld:
 
 def reschedule(policy: Policy, live: LiveView, lock: threading.Lock, max_moves: int, on_event: Event,
                lineage: Lineage, should_stop: Callable[[], bool] = lambda: False,
-               guard: CycleGuard | None = None) -> Round:
+               guard: CycleGuard | None = None, think=None) -> Round:
     """One round of the move loop on the live cluster (``should_stop``: the run ends, or
-    self-healing waits: rescheduling comes after it, as in REACH §VII-D)."""
-    return run_round(policy, LiveWorld(live, lock, lineage), max_moves, guard, on_event, should_stop)
+    self-healing waits: rescheduling comes after it, as in REACH §VII-D; ``think``: how the
+    policy's plan is called, e.g. within a ``loop.Budget``)."""
+    return run_round(policy, LiveWorld(live, lock, lineage), max_moves, guard, on_event, should_stop,
+                     **({"think": think} if think else {}))
 
 
 def place_new(placer: Policy, live: LiveView, services: list[str], lock: threading.Lock, on_event: Event,
@@ -159,7 +164,12 @@ def place_new(placer: Policy, live: LiveView, services: list[str], lock: threadi
             else:
                 ask.append(i)
         if ask:
-            for i, node in zip(ask, placer.place(view, [pending[i] for i in ask])):
+            try:
+                nodes = list(placer.place(view, [pending[i] for i in ask]))
+            except Exception as exc:  # user code: its pods stay pending, the run goes on
+                on_event("policy-error", where="place", error=f"{type(exc).__name__}: {exc}"[:300])
+                nodes = [None] * len(ask)
+            for i, node in zip(ask, nodes):
                 where[i] = node
         for pod, node in zip(pending, where):
             if node is None:
@@ -184,14 +194,19 @@ def initial_placement(placer: Policy, live: LiveView, replicas: dict[str, int]) 
     """Where each replica goes at deployment: one batch for ``placer`` on the empty cluster, replica
     by replica across services, as kube-scheduler sees a ReplicaSet's pods arrive."""
     view, _ = live.view()
-    view = ClusterView.build(view.app, view.model, view.up, [])  # the app is not deployed yet
+    view = ClusterView.build(view.app, view.model, view.up, [], view.background_cpu, view.background_memory_mib)
+    # the app is not deployed yet: only what others hold
     order: list[PendingPod] = []
     for r in range(max(replicas.values())):
         for service, n in replicas.items():
             if r < n:
                 order.append(view.pending(service, f"{service}#{r + 1}"))
     out: dict[str, list[str]] = {s: [] for s in replicas}
-    for pod, node in zip(order, placer.place(view, order)):
+    try:
+        nodes = list(placer.place(view, order))
+    except Exception as exc:  # user code: one line that names it, not a traceback
+        raise PolicyError(f"policy {placer.name!r} raised in place() at deployment: {type(exc).__name__}: {exc}") from exc
+    for pod, node in zip(order, nodes):
         if node is None:
             raise TestbedError(f"no node has room for replica {pod.name.split('#')[1]} of {pod.service} "
                                f"(placed by {placer.name})")

@@ -4,13 +4,17 @@ A round asks the policy for a plan, applies its moves one at a time (the first m
 that is valid now, so a plan may order itself loosely), asks again when the plan is used up, and
 ends when the policy is idle (an empty plan), at the cap, when ``should_stop()`` says so, when
 no move left in the plan is valid, when a move would bring back a placement already held since
-the round started (the cycle guard), or when a move fails. The world says how a move is made:
+the round started (the cycle guard), when a move fails, or when the policy fails: a policy is
+user code, so its plan is made on a snapshot outside the world's turn (self-healing and scaling
+never wait for it), within a time budget where the world has one (``Budget``), and an exception
+in it ends the round with a ``policy-error`` event, not the rescheduler. The world says how a move is made:
 make-before-break on a live cluster, a write to the state in the simulator.
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 from dataclasses import dataclass
 from typing import Callable, ContextManager, Protocol
 
@@ -61,7 +65,46 @@ class CycleGuard:
 @dataclass
 class Round:
     moves: int
-    ended: str  # idle | cap | stopped | skipped | no-valid-move | cycle | failed
+    ended: str  # idle | cap | stopped | skipped | no-valid-move | cycle | failed | policy-error | plan-timeout
+
+
+class PlanTimeout(Exception):
+    """The policy did not answer within its budget."""
+
+
+class Budget:
+    """A policy's decision run in a thread of its own for at most ``seconds``: past that the round
+    goes on without it (``PlanTimeout``), and until that decision has ended no other is asked of
+    the policy (a policy need not be re-entrant). Python cannot stop the thread; it ends when the
+    policy returns, its answer dropped."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.busy: threading.Thread | None = None
+
+    def __call__(self, fn: Callable[[], list]) -> list:
+        if self.busy is not None and self.busy.is_alive():
+            raise PlanTimeout("still deciding since an earlier round")
+        box: dict = {}
+
+        def work() -> None:
+            try:
+                box["value"] = fn()
+            except BaseException as exc:  # handed to the caller's thread
+                box["error"] = exc
+        thread = threading.Thread(target=work, daemon=True, name="policy-plan")
+        thread.start()
+        thread.join(self.seconds)
+        if thread.is_alive():
+            self.busy = thread
+            raise PlanTimeout(f"no plan within {self.seconds:g} s")
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+
+def _at_once(fn: Callable[[], list]) -> list:
+    return fn()
 
 
 def _ignore(kind: str, **detail) -> None:
@@ -69,7 +112,9 @@ def _ignore(kind: str, **detail) -> None:
 
 
 def run_round(policy: Policy, world: World, max_moves: int, guard: CycleGuard | None = None,
-              on_event: Event = _ignore, should_stop: Callable[[], bool] = lambda: False) -> Round:
+              on_event: Event = _ignore, should_stop: Callable[[], bool] = lambda: False,
+              think: Callable[[Callable[[], list]], list] = _at_once) -> Round:
+    """``think``: how the policy's ``plan`` is called (at once, or within a ``Budget``)."""
     if max_moves <= 0 or not policy.can(Ability.PLAN):
         return Round(0, "idle")
     guard = guard or CycleGuard()
@@ -81,16 +126,24 @@ def run_round(policy: Policy, world: World, max_moves: int, guard: CycleGuard | 
             return Round(moves, "cap")
         if should_stop():
             return Round(moves, "stopped")
-        with world.turn():
-            view = world.view()
+        if not pending:
+            with world.turn():
+                snapshot = world.view()
+            try:
+                pending = list(think(lambda: policy.plan(snapshot)))  # outside the turn: the world goes on
+            except CannotPlan as exc:
+                on_event("reschedule-skipped", reason=str(exc))
+                return Round(moves, "skipped")
+            except PlanTimeout as exc:
+                on_event("plan-timeout", reason=str(exc))
+                return Round(moves, "plan-timeout")
+            except Exception as exc:
+                on_event("policy-error", where="plan", error=f"{type(exc).__name__}: {exc}"[:300])
+                return Round(moves, "policy-error")
             if not pending:
-                try:
-                    pending = list(policy.plan(view))
-                except CannotPlan as exc:
-                    on_event("reschedule-skipped", reason=str(exc))
-                    return Round(moves, "skipped")
-                if not pending:
-                    return Round(moves, "idle")
+                return Round(moves, "idle")
+        with world.turn():
+            view = world.view()  # the plan was made on a snapshot: each move is judged on the world now
             k = next((i for i, m in enumerate(pending) if view.valid(m)), None)
             if k is None:
                 on_event("move-refused", pod=pending[0].pod, target=pending[0].node,

@@ -132,6 +132,12 @@ class LiveRun(RunBase):
             self.spawn(self.metrics_loop, "metrics")
             self.timeline(loads)
             partial = False
+        except KeyboardInterrupt:
+            try:  # Ctrl-C, SIGTERM or SIGHUP: said in the run's own record, then cleaned up as ever
+                self.event("interrupted", by="signal", t_run=round(self.t_run(), 3))
+            except Exception:
+                pass
+            raise
         finally:
             # whatever ended the run (its end, an error, Ctrl-C, a full disk): the load stops, the
             # summary is written where the disk allows, and the testbed is cleaned, with no Ctrl-C

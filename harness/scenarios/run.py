@@ -133,6 +133,9 @@ class RunBase(ABC):
     # -------------------------------------------------------------- what the scenario's elements do
     def deploy(self) -> None:
         sc = self.plan.scenario
+        for element in elements.wanted(sc):
+            if hasattr(element, "before_deploy"):
+                element.before_deploy(self)
         replicas = {s: spec.replicas for s, spec in self.plan.app.services.items()}
         placement = initial_placement(self.placer, self.view, replicas)
         pods = deploy(self.cluster, self.plan.app, placement)
@@ -263,6 +266,9 @@ class RunBase(ABC):
         healed = [f["healed_s"] for f in self.fault_log if "healed_s" in f]  # faults whose pods were placed again
         base["recovery_s"] = max(healed) if healed and all(h is not None for h in healed) else None
         base["scale_events"] = sum(1 for e in self.out.events if e["kind"] == "scale")
+        # the policy is user code: what it failed to do is part of the result, not a silent idle
+        base["policy_errors"] = sum(1 for e in self.out.events if e["kind"] == "policy-error")
+        base["plan_timeouts"] = sum(1 for e in self.out.events if e["kind"] == "plan-timeout")
         return base
 
     def request_stats(self, t_end: float) -> tuple[dict, object | None]:

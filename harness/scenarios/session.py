@@ -161,6 +161,9 @@ def run_session(cluster: Cluster, state, state_dir: Path, session: Session, repe
 
     if cluster.pods():
         raise UserError("an app is deployed; 'harness undeploy' first, so every policy starts from the same testbed")
+    if down := [n.name for n in cluster.nodes if n.role != "client" and not cluster.node_up(n.name)]:
+        raise UserError(f"nodes {', '.join(down)} are down (failed by a run that was killed); 'harness undeploy' "
+                        "brings them back, so every policy runs on the whole testbed")
     if strays := cluster.stray_processes():
         where = ", ".join(f"{node} ({len(pids)})" for node, pids in strays.items())
         raise UserError(f"processes of an earlier run that was killed still run on the nodes ({where}); "

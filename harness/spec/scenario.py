@@ -91,6 +91,8 @@ class Rescheduler(BaseModel):
     period_s: float = Field(15.0, gt=0, description="time between rescheduling rounds")
     start_s: float = Field(5.0, ge=0, description="first round, seconds after the load starts")
     max_moves: int = Field(10, ge=0, description="moves per round at most")
+    plan_budget_s: float = Field(30.0, gt=0, description="live: the longest a policy may think about one plan; "
+                                 "past it the round ends with a plan-timeout event and the run goes on")
 
 
 class HpaPace(BaseModel):
@@ -120,6 +122,23 @@ class ReplicaSchedule(BaseModel):
             for service, n in cycle.items():
                 if n < 1:
                     raise ValueError(f"cycles[{i}].{service}: a service keeps at least 1 replica, got {n}")
+        return self
+
+
+class Background(BaseModel):
+    """Other tenants on the nodes (REACH's random background utilisation): each node has a share of
+    its CPU and memory taken, drawn per node from the run's seed, uniform in the range, for the
+    whole run. The policies see that room as used; nothing runs in it, live or simulated."""
+
+    model_config = ConfigDict(extra="forbid")
+    cpu: tuple[float, float] = Field((0.0, 0.5), description="share of each node's cores taken (low, high)")
+    memory: tuple[float, float] = Field((0.0, 0.5), description="share of each node's memory taken (low, high)")
+
+    @model_validator(mode="after")
+    def _ranges(self):
+        for name, (lo, hi) in (("cpu", self.cpu), ("memory", self.memory)):
+            if not 0 <= lo <= hi < 1:
+                raise ValueError(f"{name}: expected 0 <= low <= high < 1, got [{lo}, {hi}]")
         return self
 
 
@@ -158,6 +177,7 @@ class Scenario(BaseModel):
     rescheduler: Rescheduler = Field(default_factory=Rescheduler)
     replica_schedule: ReplicaSchedule | None = None
     request_stream: RequestStream | None = None
+    background: Background | None = None
 
     def apps(self) -> list[str]:
         return self.app if isinstance(self.app, list) else [self.app]

@@ -1,8 +1,9 @@
 """The elements of a scenario, each a plug-in like the fault kinds: one module with the part of the
 scenario it plays (``wanted``), what it does at its times in either world (``driver``: a generator
 that acts on the run, then yields the seconds until it acts again), what a simulated run assumes
-of it where the simulator cannot do as the testbed does (``SIMULATION_ASSUMES``), and the event
-kinds it writes (declared in ``harness.events``). A run (``harness.scenarios.run.RunBase``) drives
+of it where the simulator cannot do as the testbed does (``SIMULATION_ASSUMES``), the event
+kinds it writes (declared in ``harness.events``), and, if it must act before the app is
+deployed, ``before_deploy(run)``. A run (``harness.scenarios.run.RunBase``) drives
 every element its scenario wants: live each in its own thread on the wall clock, simulated in one
 queue of virtual times.
 
@@ -17,7 +18,7 @@ from types import ModuleType
 from harness.spec.scenario import Scenario
 
 # in this order a simulated run breaks ties between elements due at the same time
-ELEMENTS = ("faults", "load_changes", "replica_schedule", "request_stream", "autoscaler", "crash_watch",
+ELEMENTS = ("background", "faults", "load_changes", "replica_schedule", "request_stream", "autoscaler", "crash_watch",
             "rescheduler")
 
 

@@ -5,9 +5,10 @@ way (rescheduling comes after it, as in REACH §VII-D)."""
 from __future__ import annotations
 
 from harness.rescheduler.live import reschedule
-from harness.rescheduler.loop import CycleGuard
+from harness.rescheduler.loop import Budget, CycleGuard
 
-SIMULATION_ASSUMES = "a move takes no time: the new pod serves at once and the old one stops"
+SIMULATION_ASSUMES = ("a move takes no time: the new pod serves at once and the old one stops; a plan takes no "
+                      "time (live: the policy thinks beside the run, within rescheduler.plan_budget_s)")
 
 
 def wanted(sc) -> bool:
@@ -17,13 +18,14 @@ def wanted(sc) -> bool:
 def driver(run):
     rs = run.plan.scenario.rescheduler
     guard = CycleGuard()
+    think = None if run.simulated else Budget(rs.plan_budget_s)  # virtual time: a plan takes none
     yield rs.start_s
     while True:
         if run.healing:
             yield 0.5
             continue
         n = reschedule(run.plan.policy, run.view, run.lock, rs.max_moves, run.event, run.lineage,
-                       lambda: run.stop.is_set() or bool(run.healing), guard).moves
+                       lambda: run.stop.is_set() or bool(run.healing), guard, think).moves
         if n:
             run.add_moves(n)
         yield rs.period_s

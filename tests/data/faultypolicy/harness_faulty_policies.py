@@ -1,0 +1,54 @@
+"""User policies that fail, for tests of how a run contains them (``module:Class`` references)."""
+
+from __future__ import annotations
+
+import time
+
+from harness.policies.contract import Ability, NoArgs, Policy
+from harness.policies.heuristics import CloudFirst
+
+
+class RaisesInPlace(Policy):
+    name = "raises-in-place"
+    Args, abilities = NoArgs, frozenset({Ability.PLACE})
+
+    def place(self, view, pods):
+        raise ValueError("no idea where to put anything")
+
+
+class RaisesInPlan(CloudFirst):
+    """Places as cloud-first; every plan raises."""
+
+    name = "raises-in-plan"
+    abilities = frozenset({Ability.PLACE, Ability.PLAN})
+
+    def plan(self, view):
+        raise ZeroDivisionError("a bug in the policy")
+
+
+class PlacesOnceOnly(CloudFirst):
+    """Places the app at deployment, then raises on every later placement (self-healing, scale-ups)."""
+
+    name = "places-once-only"
+
+    def __init__(self, args):
+        super().__init__(args)
+        self.calls = 0
+
+    def place(self, view, pods):
+        self.calls += 1
+        if self.calls > 1:
+            raise RuntimeError("out of ideas")
+        return super().place(view, pods)
+
+
+class SlowPlanner(CloudFirst):
+    """Thinks ``SLOW_S`` seconds about every plan, then stays put."""
+
+    name = "slow-planner"
+    abilities = frozenset({Ability.PLACE, Ability.PLAN})
+    SLOW_S = 3.0
+
+    def plan(self, view):
+        time.sleep(self.SLOW_S)
+        return []
