@@ -100,6 +100,10 @@ def run_problems(rows: list[dict]) -> bool:
             print(f"harness: warning: {label}: the policy raised {r.get('policy_errors', 0)} times and timed out "
                   f"{r.get('plan_timeouts', 0)} times (events policy-error, plan-timeout in {r['run_dir']}/events.csv)",
                   file=sys.stderr)
+        if r.get("kept_up") is False:
+            print(f"harness: warning: {label}: the load was not kept up: {r.get('sent')} requests sent "
+                  f"({r.get('sent_rps')}/s), {r.get('rps')}/s answered, {r.get('timeouts')} timed out and "
+                  f"{r.get('unfinished')} unfinished (latency and timeouts count from the send)", file=sys.stderr)
         if r.get("error"):
             print(f"harness: error: {label}: {r['error']}", file=sys.stderr)
             whole = False

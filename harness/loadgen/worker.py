@@ -8,8 +8,12 @@ FastHttpUser with no wait, REACH's best-effort generator) or requests per second
 Poisson arrivals; periodic: one request every 1/rate s, μBench Runner's periodic mode; each
 request in its own greenlet, so a slow reply never delays the next send); or a trace of
 ``{"time" (ms), "service"}`` events, each sent at its time to its service (μBench Runner's file
-mode). Every request becomes one CSV row as it completes: send time (Unix s), latency ms,
-status, bytes, error, the pod that answered, the entry service. With ``--csv PREFIX`` Locust's
+mode). Every request sent becomes one CSV row: send time (Unix s), latency ms, status, bytes,
+error, the pod that answered, the entry service. Latency and the timeout count from the moment
+the generator meant to send, not from when a connection of its pool was free (coordinated
+omission, as wrk2 corrects it): a request still waiting when its timeout has passed is a
+``Timeout`` row, and one still in flight when the load has ended (and drained for up to its
+timeout) an ``Unfinished`` row. At its end the process prints ``sent N requests, M unfinished``. With ``--csv PREFIX`` Locust's
 own stats files are written too, as ``locust --csv`` writes them. SIGTERM stops the load and
 flushes the logs; a log that cannot be written ends the process with status WRITE_FAILED.
 """
@@ -32,7 +36,7 @@ from locust.contrib.fasthttp import FastHttpUser
 from locust.env import Environment
 from locust.stats import CSV_STATS_INTERVAL_SEC, PERCENTILES_TO_REPORT, StatsCSVFileWriter
 
-from harness.loadgen import NO_ENDPOINT, NO_ENDPOINT_PAUSE_S, WRITE_FAILED
+from harness.loadgen import NO_ENDPOINT, NO_ENDPOINT_PAUSE_S, TIMED_OUT, UNFINISHED, WRITE_FAILED
 from harness.results.rundir import REQUEST_FIELDS
 from harness.workload.cell import API_PATH, Endpoints
 
@@ -46,20 +50,59 @@ def value_at(steps: list[dict], t: float) -> float:
     return v
 
 
+class RequestTimedOut(Exception):
+    pass
+
+
+class Accounted(RuntimeError):
+    """A request the generator itself ends (timed out, unfinished): its row's error is the message."""
+
+
 class RequestLog:
-    """Appends one row per finished request; flushed twice a second and on exit."""
+    """Appends one row per request sent, as it ends; flushed twice a second and on exit. Each
+    request's context carries its id (``rid``): ``in_flight`` holds the requests sent with no row
+    yet (their send time, entry and greenlet), so every request sent has exactly one row (Locust
+    hands listeners a copy of the context, so the id, not the dict, is what is tracked)."""
 
     def __init__(self, path: str):
         self.f = open(path, "w", newline="")
         self.w = csv.writer(self.f)
         self.w.writerow(REQUEST_FIELDS)
         self.f.flush()
+        self.sent = 0
+        self.in_flight: dict[int, tuple[float, str, object]] = {}
+        self.closed = False
+
+    def send(self, entry: str) -> dict:
+        """A request about to be sent: its context, on the generator's clock."""
+        self.sent += 1
+        self.in_flight[self.sent] = (time.time(), entry, gevent.getcurrent())
+        return {"entry": entry, "rid": self.sent, "sent": self.in_flight[self.sent][0]}
 
     def on_request(self, start_time, response_time, response_length, exception, response=None, context=None, **_):
+        context = context or {}
+        rid = context.get("rid")
+        if self.closed or (rid is not None and rid not in self.in_flight):
+            return  # already accounted for (timed out, or unfinished at the end)
+        if rid is not None:  # from the intended send: the time waiting for a connection counts
+            sent = self.in_flight.pop(rid)[0]
+            start_time, response_time = sent, (time.time() - sent) * 1000
         try:
             self._row(start_time, response_time, response_length, exception, response, context)
         except OSError as exc:
             self.failed(exc)
+
+    def waiting(self) -> bool:
+        """Whether a request is still on its way (its greenlet alive: a closed-loop user stopped at
+        the end had its request cut, and no reply will come for it)."""
+        return any(not g.dead for _, _, g in self.in_flight.values())
+
+    def unfinished(self) -> int:
+        """Rows for the requests still in flight; how many."""
+        left = list(self.in_flight.items())
+        for rid, (sent, entry, _) in left:
+            self.on_request(sent, 0.0, 0, Accounted(UNFINISHED), None, {"entry": entry, "rid": rid})
+        return len(left)
 
     def failed(self, exc: OSError) -> None:
         """A row that cannot be written ends the load at once (exit WRITE_FAILED): measuring what
@@ -73,7 +116,10 @@ class RequestLog:
         pod = ""
         if response is not None and getattr(response, "headers", None):
             pod = response.headers.get("x-pod", "") or ""
-        error = "" if exception is None else f"{type(exception).__name__}: {exception}"[:200].replace("\n", " ")
+        if not pod:  # no reply to name its pod (a reset, a timeout): the replica it was sent to
+            pod = (context or {}).get("target", "")
+        error = ("" if exception is None else str(exception) if isinstance(exception, Accounted)
+                 else f"{type(exception).__name__}: {exception}"[:200].replace("\n", " "))
         entry = (context or {}).get("entry", "")
         self.w.writerow((f"{start_time:.6f}", f"{response_time:.3f}", status, response_length or 0, error, pod, entry))
 
@@ -86,6 +132,7 @@ class RequestLog:
                 self.failed(exc)
 
     def close(self):
+        self.closed = True
         try:
             self.f.flush()
             self.f.close()
@@ -94,7 +141,7 @@ class RequestLog:
 
 
 def make_user(endpoints: Endpoints, service: str, mode: str, steps: list[dict], timeout: float, t0: list[float],
-              trace: list[dict] | None = None):
+              log: RequestLog, trace: list[dict] | None = None):
     class AppUser(FastHttpUser):
         host = "http://gateway"  # unused: every request names its replica's address
         wait_time = constant(0)
@@ -102,18 +149,27 @@ def make_user(endpoints: Endpoints, service: str, mode: str, steps: list[dict], 
         connection_timeout = min(timeout, 3.0)
         concurrency = 64  # open loop: requests in flight at once on this user's pool
 
+        def _fail(self, ctx: dict, exception: Exception) -> None:
+            self.environment.events.request.fire(request_type="GET", name=API_PATH, start_time=ctx["sent"],
+                                                 response_time=0.0, response_length=0, response=None,
+                                                 context=ctx, exception=exception)
+
         def _one(self, to: str = service):
+            ctx = log.send(to)
             target = endpoints.pick(to)
             if target is None:  # no replica published (all lost): a failed request, then a short pause
-                self.environment.events.request.fire(request_type="GET", name=API_PATH, start_time=time.time(),
-                                                     response_time=0.0, response_length=0, response=None,
-                                                     context={"entry": to}, exception=RuntimeError(NO_ENDPOINT))
+                self._fail(ctx, RuntimeError(NO_ENDPOINT))
                 gevent.sleep(NO_ENDPOINT_PAUSE_S)
                 return
-            with self.client.get(f"http://{target}{API_PATH}", name=API_PATH, catch_response=True,
-                                 context={"entry": to}) as r:
-                if r.status_code != 200:
-                    r.failure(f"HTTP {r.status_code}")
+            ctx["target"] = target
+            try:  # the timeout runs from the send, whatever the pool's queue holds it for
+                with gevent.Timeout(timeout, RequestTimedOut):
+                    with self.client.get(f"http://{target}{API_PATH}", name=API_PATH, catch_response=True,
+                                         context=ctx) as r:
+                        if r.status_code != 200:
+                            r.failure(f"HTTP {r.status_code}")
+            except RequestTimedOut:
+                self._fail(ctx, Accounted(TIMED_OUT))
 
         @task
         def request(self):
@@ -170,7 +226,8 @@ def main(argv: list[str] | None = None) -> None:
     t0 = [time.monotonic()]
     log = RequestLog(args.out)
     endpoints = Endpoints(Path(args.endpoints))
-    user = make_user(endpoints, args.service, spec["mode"], spec["steps"], spec.get("timeout_s", 10.0), t0,
+    timeout = spec.get("timeout_s", 10.0)
+    user = make_user(endpoints, args.service, spec["mode"], spec["steps"], timeout, t0, log,
                      sorted(spec.get("trace", []), key=lambda e: e["time"]))
     env = Environment(user_classes=[user], shape_class=make_shape(spec["mode"], spec["steps"], spec["duration_s"]))
     env.events.request.add_listener(log.on_request)
@@ -180,8 +237,13 @@ def main(argv: list[str] | None = None) -> None:
     if args.csv_prefix:  # what `locust --csv` writes, so Locust users' tools read the run as they are
         stats_csv = StatsCSVFileWriter(env, PERCENTILES_TO_REPORT, args.csv_prefix)
         gevent.spawn(stats_csv.stats_writer)
-    gevent.signal_handler(signal.SIGTERM, lambda: runner.quit())
-    gevent.signal_handler(signal.SIGINT, lambda: runner.quit())
+    told: list[bool] = []  # stopped by a signal: drain briefly, not for a whole timeout
+
+    def stop_now():
+        told.append(True)
+        runner.quit()
+    gevent.signal_handler(signal.SIGTERM, stop_now)
+    gevent.signal_handler(signal.SIGINT, stop_now)
     t0[0] = time.monotonic()
     if args.ready:
         Path(args.ready).write_text(f"{time.time():.6f}\n")
@@ -196,7 +258,12 @@ def main(argv: list[str] | None = None) -> None:
     # the shape stops the users at the end; quitting ends the runner (and this process)
     gevent.spawn(quit_at_the_end)
     runner.greenlet.join()
+    drain_until = time.monotonic() + (1.0 if told else timeout)  # requests sent before the end may still answer
+    while log.waiting() and time.monotonic() < drain_until:
+        gevent.sleep(0.05)
+    unfinished = log.unfinished()
     log.close()
+    print(f"sent {log.sent} requests, {unfinished} unfinished", flush=True)
     if stats_csv is not None:
         gevent.sleep(CSV_STATS_INTERVAL_SEC + 0.1)  # one more pass of the writer: the files hold the final totals
         try:

@@ -51,19 +51,35 @@ def read_requests(path: Path):
 
 
 def in_window(requests, t_start: float, t_end: float, warmup_s: float):
-    """The requests a summary counts: sent after the warm-up and by the run's end (a boolean mask)."""
-    return (requests.t_send >= t_start + warmup_s) & (requests.t_send <= t_end)
+    """The requests a summary counts: sent after the warm-up and by the run's end, and finished
+    (an ``unfinished`` row, in flight when the load ended, has no result; it is counted apart)."""
+    return (requests.t_send >= t_start + warmup_s) & (requests.t_send <= t_end) & ~unfinished_mask(requests)
+
+
+def unfinished_mask(df):
+    from harness.loadgen import UNFINISHED
+
+    return df.error.astype(str) == UNFINISHED
+
+
+# a share of requests timed out or unfinished above which the run is said not to have kept up
+KEPT_UP = 0.01
 
 
 def summarize(requests, t_start: float, t_end: float, warmup_s: float, threshold_ms: float) -> dict:
     """Latency over successful requests sent after the warm-up (the mean with its 95 % confidence
     half-width); errors and the share under the threshold over all of them (a failed request is
     not under any threshold)."""
+    from harness.loadgen import TIMED_OUT
+
     df = requests[in_window(requests, t_start, t_end, warmup_s)]
     ok = df[ok_mask(df)]
     lat = ok.latency_ms.to_numpy(float)
     span = max(1e-9, t_end - (t_start + warmup_s))
     ci = batch_means_ci95(ok.t_send, lat)
+    sent = (requests.t_send >= t_start + warmup_s) & (requests.t_send <= t_end)
+    unfinished = int((sent & unfinished_mask(requests)).sum())
+    timeouts = int((df.error.astype(str) == TIMED_OUT).sum())
 
     def q(p):
         return round(float(np.percentile(lat, p)), 3) if len(lat) else None
@@ -75,6 +91,8 @@ def summarize(requests, t_start: float, t_end: float, warmup_s: float, threshold
         "p50_ms": q(50), "p95_ms": q(95), "p99_ms": q(99), "max_ms": round(float(lat.max()), 3) if len(lat) else None,
         "under_threshold": round(float((lat < threshold_ms).sum() / len(df)), 4) if len(df) else None,
         "threshold_ms": threshold_ms, "rps": round(len(ok) / span, 3), "window_s": round(span, 3),
+        "sent": int(sent.sum()), "sent_rps": round(float(sent.sum()) / span, 3), "timeouts": timeouts,
+        "unfinished": unfinished, "kept_up": bool(timeouts + unfinished <= KEPT_UP * max(1, int(sent.sum()))),
     }
 
 

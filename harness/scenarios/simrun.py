@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from harness.loadgen import TIMED_OUT
 from harness.results.rundir import REQUEST_FIELDS, RunDir, merge_request_logs
 from harness.scenarios import elements
 from harness.scenarios.run import Plan, RunBase, closed_users, open_rate
@@ -176,7 +177,7 @@ class SimRun(RunBase):
                 for t, ms in rows:
                     timed_out = ms is None or ms > spec.timeout_s * 1000
                     w.writerow((f"{self.T0 + t:.6f}", f"{(spec.timeout_s * 1000 if timed_out else ms):.3f}",
-                                0 if timed_out else 200, 0, "Timeout: no reply within timeout_s" if timed_out else "",
+                                0 if timed_out else 200, 0, TIMED_OUT if timed_out else "",
                                 "", entry))
         merge_request_logs(self.out.path)
 
