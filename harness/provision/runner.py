@@ -23,6 +23,37 @@ PLAYBOOKS_ENV = "HARNESS_PLAYBOOKS"
 ANSIBLE_INTERRUPTED = 99  # ansible-playbook's exit status after SIGINT
 
 
+def playbook_processes(private_data_dir: Path) -> list[int]:
+    """Processes still running a playbook of ``private_data_dir`` (its ansible-playbook and the
+    workers it forked: their command line or working directory lies under it), e.g. after the
+    harness that started them was killed with -9, which ansible-runner cannot see coming."""
+    root = str(Path(private_data_dir).resolve())
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            cwd = os.readlink(proc / "cwd")
+        except OSError:
+            continue  # gone, or not ours to read
+        if "ansible" in cmd and (root in cmd or cwd == root or cwd.startswith(root + "/")):
+            found.append(int(proc.name))
+    return found
+
+
+def stop_playbooks(private_data_dir: Path) -> list[int]:
+    """Kill every process ``playbook_processes`` finds (SIGKILL: a playbook left behind has no one
+    to report to); the pids."""
+    pids = playbook_processes(private_data_dir)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return pids
+
+
 def playbooks_dir() -> Path:
     """playbooks/ beside the package (editable install), or $HARNESS_PLAYBOOKS."""
     env = os.environ.get(PLAYBOOKS_ENV)

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.provision.runner import playbook_processes, stop_playbooks
 from harness.testbed.local import cgroups, daemons
 from harness.testbed.local.layout import base_names
 from harness.testbed.local.network import link_exists, netns_list, netns_pids
@@ -23,9 +24,10 @@ class Leftovers:
     cgroups: list[str] = field(default_factory=list)
     daemons: list[str] = field(default_factory=list)
     sysctls: list[str] = field(default_factory=list)  # host settings changed and not yet put back
+    playbooks: list[str] = field(default_factory=list)  # ansible processes of a provision that was killed
 
     def empty(self) -> bool:
-        return not (self.namespaces or self.links or self.cgroups or self.daemons or self.sysctls)
+        return not (self.namespaces or self.links or self.cgroups or self.daemons or self.sysctls or self.playbooks)
 
     def describe(self) -> str:
         parts = [f"{k}: {', '.join(v)}" for k, v in vars(self).items() if v]
@@ -46,6 +48,7 @@ def find(prefix: str, state_dir: Path) -> Leftovers:
     if rd.exists():
         left.daemons = [p.stem for p in rd.glob("*.pid") if daemons.read_pid(p) is not None]
         left.sysctls = [cgroups.SLICE_SYSCTL] if (rd / cgroups.SLICE_SAVED).exists() else []
+    left.playbooks = [f"pid {pid}" for pid in playbook_processes(state_dir / "ansible")]
     return left
 
 
@@ -66,6 +69,10 @@ def teardown(prefix: str, state_dir: Path) -> Leftovers:
     """Remove daemons, namespaces (with their links and iptables rules), the root link, cgroups,
     the state file and ansible-runner's artifacts. Idempotent. Returns what it removed."""
     removed = find(prefix, state_dir)
+    for _ in range(20):  # a playbook still running would go on making what is removed below
+        if not stop_playbooks(state_dir / "ansible"):
+            break
+        time.sleep(0.05)
     rd = run_dir(state_dir)
     for pidfile in sorted(rd.glob("*.pid")) if rd.exists() else []:
         daemons.stop(pidfile)
