@@ -14,6 +14,9 @@ from harness.spec.inventory import Inventory, load_inventory
 
 REPO = Path(__file__).resolve().parents[1]
 
+# the tests' testbeds are not the user's "last provisioned" (harness.spec.testbed_state.last_state_file)
+os.environ["XDG_STATE_HOME"] = str(Path(__import__("tempfile").mkdtemp(prefix="harness-tests-state-")))
+
 
 _PREFIXES: list[str] = []
 

@@ -35,10 +35,17 @@ def _root(
     ctx: typer.Context,
     state_dir: Path = typer.Option(
         None, "--state-dir", envvar="HARNESS_STATE_DIR",
-        help="Where the testbed state lives (testbed.yaml, daemons' pidfiles, Ansible artifacts). Default: ./.harness"),
+        help="Where the testbed state lives (testbed.yaml, daemons' pidfiles, Ansible artifacts). Default: ./.harness, "
+             "or, when it holds no testbed, the folder of the last testbed provisioned"),
     version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True, help="Print the version."),
 ) -> None:
-    ctx.obj = {"state_dir": state_dir or Path(".harness")}
+    if state_dir is None:
+        from harness.spec.testbed_state import default_state_dir
+
+        state_dir, elsewhere = default_state_dir()
+        if elsewhere:
+            print(f"harness: the testbed provisioned last, in {state_dir} (--state-dir to choose another)", file=sys.stderr)
+    ctx.obj = {"state_dir": state_dir}
 
 
 def _register() -> None:

@@ -90,10 +90,36 @@ def load_state(state_dir: Path) -> TestbedState | None:
 
 
 def save_state(state_dir: Path, state: TestbedState) -> Path:
-    """Write atomically so that a crash never leaves half a state file."""
+    """Write atomically so that a crash never leaves half a state file; remember the folder as
+    the last one written (``last_state_dir``), so commands run from another folder find it."""
     state_dir.mkdir(parents=True, exist_ok=True)
     path = state_path(state_dir)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(yaml.safe_dump(state.model_dump(mode="json"), sort_keys=False, width=120))
     os.replace(tmp, path)
+    try:
+        last = last_state_file()
+        last.parent.mkdir(parents=True, exist_ok=True)
+        last.write_text(str(state_dir.resolve()) + "\n")
+    except OSError:
+        pass  # a read-only home: commands elsewhere need --state-dir, nothing else changes
     return path
+
+
+def last_state_file() -> Path:
+    """Where the last state folder written is remembered (XDG's state home)."""
+    return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local/state") / "harness" / "last-state-dir"
+
+
+def default_state_dir() -> tuple[Path, bool]:
+    """``./.harness`` when it holds a testbed, else the last state folder written when that still
+    holds one (a command run from another folder finds the running testbed), else ``./.harness``;
+    and whether the last one was taken."""
+    here = Path(".harness")
+    if state_path(here).exists():
+        return here, False
+    try:
+        last = Path(last_state_file().read_text().strip())
+    except (OSError, ValueError):
+        return here, False
+    return (last, True) if last != here.resolve() and state_path(last).exists() else (here, False)
