@@ -140,7 +140,9 @@ def build_policies(names: list[str], app: App, app_file: Path, profile_file: Pat
 
 
 def prepare(scenario_ref: str, policies: list[str], state, app_override: Path | None, profile_override: Path | None,
-            model_dir: Path, results: Path, suffix: str = "") -> Session:
+            model_dir: Path, results: Path, suffix: str = "", folder: str | None = None) -> Session:
+    """Everything a session needs, checked against the testbed before anything runs; its results
+    go to ``results/<utc>-<scenario><suffix>`` (or ``results/<folder>``)."""
     check_writable(results)
     sc, sc_file = load_scenario(scenario_ref)
     app_files = find_workloads(sc, app_override)
@@ -152,7 +154,7 @@ def prepare(scenario_ref: str, policies: list[str], state, app_override: Path | 
     profile = compose_profiles(apps, [load_profile(f) for f in profile_files])
     built = build_policies(policies, app, app_file, profile_file, model_dir)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    return Session(sc, sc_file, app, app_file, profile, profile_file, built, results / f"{stamp}-{sc.name}{suffix}")
+    return Session(sc, sc_file, app, app_file, profile, profile_file, built, results / (folder or f"{stamp}-{sc.name}{suffix}"))
 
 
 def run_session(cluster: Cluster, state, state_dir: Path, session: Session, repeats: int, seed: int | None,

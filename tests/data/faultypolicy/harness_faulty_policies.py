@@ -52,3 +52,21 @@ class SlowPlanner(CloudFirst):
     def plan(self, view):
         time.sleep(self.SLOW_S)
         return []
+
+
+class DiesOnce(CloudFirst):
+    """Kills the process it runs in the first time it places anything (a worker that dies: a
+    segfault, the OOM killer); places as cloud-first after. The marker file says it died already."""
+
+    name = "dies-once"
+    MARKER_ENV = "HARNESS_DIES_ONCE_MARKER"
+
+    def place(self, view, pods):
+        import os
+        from pathlib import Path
+
+        marker = Path(os.environ[self.MARKER_ENV])
+        if not marker.exists():
+            marker.write_text("died")
+            os._exit(9)
+        return super().place(view, pods)

@@ -1,0 +1,56 @@
+"""harness leaderboard: every policy on a leaderboard file's tracks, ranked."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import typer
+
+from harness.cli.main import app
+
+
+@app.command()
+def leaderboard(
+    file: Path = typer.Argument(..., help="A leaderboard file (e.g. leaderboards/seeds.yaml): versioned tracks, each "
+                                "an inventory, apps, scenarios and the metric it ranks by."),
+    mode: str = typer.Option("sim", "--mode", help="sim: every cell played in simulation (live: not yet)."),
+    seeds: int = typer.Option(3, "--seeds", min=1, help="Seeds per (app, scenario): the same for every policy."),
+    jobs: int = typer.Option(2, "--jobs", "-j", min=1, help="Cells played at once (processes)."),
+    model_dir: Path = typer.Option(Path("models"), "--model-dir", help="Where the learned policies' models are."),
+    out: Path = typer.Option(None, "--out", help="Results folder (default results/<utc>-leaderboard-<name>)."),
+) -> None:
+    """Every registered policy (and any named in the file, package.module:Class) on every track its
+    abilities fit, in simulation: one run directory per (track, app, scenario, policy, seed) under
+    --out/runs, the long table of every number (leaderboard.csv, and .parquet with pyarrow), the
+    ranked table per track (mean ± 95 % CI, rank, ratio to default paired by cell: ranked-sim.csv)
+    and the coverage matrix (coverage.csv: ran, no model, or the ability that does not fit). A
+    failed cell is played once more, then reported in leaderboard.json, never dropped."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from harness import shipped
+    from harness.errors import UserError
+    from harness.leaderboard import sweep, tables
+    from harness.leaderboard.spec import load_leaderboard
+
+    if mode != "sim":
+        raise UserError(f"expected sim, got {mode!r} (live and both: not yet)", field="--mode")
+    board = load_leaderboard(file)
+    out = out or Path("results") / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-leaderboard-{board.name}"
+    console = Console(stderr=True)
+    console.print(f"leaderboard {board.name} v{board.version}: {len(board.tracks)} tracks, {seeds} seeds, "
+                  f"{jobs} processes; results in {out}")
+    with Progress(TextColumn("cells"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task("cells", total=None)
+        result = sweep.run(file, out, seeds, jobs, shipped.find(model_dir),
+                           lambda done, total: bar.update(task, completed=done, total=total))
+    print(tables.ranked_text(board, result.rows))
+    print(tables.write_coverage(board, result.coverage, result.failed, out)[1])
+    for key, error in sorted(result.failed.items()):
+        print(f"harness: error: cell {'/'.join(map(str, key))} failed twice: {error}", file=sys.stderr)
+    print(f"\n{len(result.rows)} numbers from {out / 'runs'} in {result.seconds:.0f} s: {out / 'leaderboard.csv'}")
+    if result.failed:
+        raise typer.Exit(1)

@@ -1,0 +1,175 @@
+"""A leaderboard's cells and how they are played. A cell is one (track, app, scenario, seed): the
+scenario played in simulation on the track's inventory for every policy that can join it, one run
+directory per policy (``harness.scenarios.session.run_simulated``). A cell depends on nothing but
+its inputs, so any executor gives the same rows: here a local process pool; a failed cell is
+tried once more, then reported.
+
+Which policies join which track (``coverage``): every policy that places or plans (a placer
+through the default rescheduling loop, a planner through the move loop), with its model for the
+app where it learns; one without is listed as "no model", never dropped silently.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from harness import shipped
+from harness.leaderboard.spec import Leaderboard, Track
+
+# what every run contributes to the long table: summary fields and placement metrics
+METRIC_FIELDS = ("mean_ms", "p95_ms", "p99_ms", "errors", "requests", "moves", "moved_share", "recovery_s",
+                 "policy_errors", "edge_ratio", "cost", "gini_nodes", "rejection_rate", "request_rejection_rate")
+
+
+@dataclass(frozen=True)
+class Cell:
+    track: str
+    inventory: str | None
+    app: str
+    scenario: str
+    seed: int
+    policies: tuple[str, ...]
+    terminating_s: float = 0.0
+
+    @property
+    def key(self) -> tuple:
+        return self.track, self.app, self.scenario, self.seed
+
+
+@dataclass
+class Coverage:
+    """Per track and policy: the apps it ran on, and why it sat out the others."""
+
+    ran: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (track, policy) -> apps
+    missing: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)  # (track, policy) -> app -> reason
+    label: dict[str, str] = field(default_factory=dict)  # a policy as named in the file -> the name it declares
+
+
+def app_file(app: str) -> Path:
+    return Path(app) if app.endswith(".json") else shipped.workload(app)
+
+
+def policy_names(track: Track) -> list[str]:
+    from harness.policies import names
+
+    return list(track.policies) if track.policies else names()
+
+
+def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
+    """Who can join each track's apps: abilities first, then a learned policy's model."""
+    from harness.policies import find_model, resolve
+    from harness.policies.contract import Ability
+
+    from harness.spec.inventory import load_inventory
+
+    cov = Coverage()
+    for track in board.tracks:
+        testbed = load_inventory(shipped.find(track.inventory) if track.inventory else None).name
+        unprofiled = {app for app in track.apps if not shipped.profile(Path(app).stem, testbed).exists()}
+        for name in policy_names(track):
+            key = (track.name, name)
+            cov.ran[key], cov.missing[key] = [], {}
+            cls = resolve(name)
+            cov.label[name] = cls.name
+            for app in track.apps:
+                if app in unprofiled:
+                    cov.missing[key][app] = f"no profile of {Path(app).stem} on {testbed} (harness profile makes one)"
+                    continue
+                if not ({Ability.PLACE, Ability.PLAN} & set(cls.abilities)):
+                    cov.missing[key][app] = "ability does not fit: neither places nor plans"
+                    continue
+                if Ability.TRAIN in cls.abilities and find_model(cls.name, Path(app).stem, model_dir) is None:
+                    cov.missing[key][app] = f"no model for {Path(app).stem} (harness train makes one)"
+                    continue
+                cov.ran[key].append(app)
+    return cov
+
+
+def cells(board: Leaderboard, cov: Coverage, seeds: int) -> list[Cell]:
+    out = []
+    for track in board.tracks:
+        for app in track.apps:
+            joined = tuple(n for n in policy_names(track) if app in cov.ran[(track.name, n)])
+            for scenario in track.scenarios:
+                for seed in range(seeds):
+                    out.append(Cell(track.name, track.inventory, app, scenario, seed, joined, track.terminating_s))
+    return out
+
+
+def play(cell: Cell, out: Path, model_dir: Path) -> list[dict]:
+    """One cell in simulation: every joining policy's summary (with its ``run_dir``)."""
+    from harness.policies import build_for_app
+    from harness.scenarios.session import find_profile, prepare, run_simulated
+    from harness.spec.app import load_app
+    from harness.spec.inventory import load_inventory
+    from harness.testbed.simulated import simulated_state
+
+    state = simulated_state(load_inventory(shipped.find(cell.inventory) if cell.inventory else None))
+    app_path = app_file(cell.app)
+    name = Path(cell.app).stem
+    folder = f"{cell.track}/{name}/{Path(cell.scenario).stem}"
+    session = prepare(cell.scenario, [], state, app_path, None, model_dir, out / "runs", folder=folder)
+    profile = find_profile(load_app(app_path), state.name, None)
+    built = [build_for_app(p, name, app_path, profile, model_dir) for p in cell.policies]
+    session.policies = {p.name: p for p in built}  # a module:Class reference runs under the name it declares
+    return run_simulated(state, session, 1, first_seed=cell.seed, terminating_s=cell.terminating_s)
+
+
+def _worker_init() -> None:
+    import torch
+
+    torch.set_num_threads(1)  # one core per worker: the pool is the parallelism
+
+
+Done = Callable[["Cell", "list[dict] | None", "str | None"], None]
+
+
+def run_cells(todo: list[Cell], out: Path, model_dir: Path, jobs: int, on_done: Done) -> None:
+    """Play every cell in worker processes, at most ``jobs`` at once; ``on_done(cell, summaries,
+    error)`` after each. A cell that raises is played once more; one whose worker died (the pool
+    cannot say which of the cells in flight killed it) is played again alone, so an innocent
+    neighbour is not blamed; a second failure is reported, never dropped."""
+    suspects = _pass(todo, out, model_dir, jobs, on_done)
+    for cell in suspects:  # alone: a death now is this cell's own
+        if _pass([cell], out, model_dir, 1, on_done, last=True):
+            on_done(cell, None, "its worker process died, twice")
+
+
+def _pass(todo: list[Cell], out: Path, model_dir: Path, jobs: int, on_done: Done, last: bool = False) -> list[Cell]:
+    """One pass over ``todo``; the cells in flight when a worker died (to be played again)."""
+    ctx = multiprocessing.get_context("spawn")  # torch and fork do not mix
+    queue = [(c, 2 if last else 1) for c in todo]
+    suspects: list[Cell] = []
+    while queue:
+        with cf.ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_init) as pool:
+            pending: dict = {}
+            broken = False
+            while (queue or pending) and not broken:
+                while queue and len(pending) < jobs:  # no more in flight than workers: a death blames few
+                    c, attempt = queue.pop(0)
+                    pending[pool.submit(play, c, out, model_dir)] = (c, attempt)
+                done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                for fut in done:
+                    c, attempt = pending.pop(fut)
+                    try:
+                        result = fut.result()
+                    except cf.process.BrokenProcessPool:
+                        broken = True
+                        suspects.append(c)
+                        continue
+                    except Exception as exc:
+                        if attempt == 1:
+                            queue.append((c, 2))
+                        else:
+                            on_done(c, None, f"{type(exc).__name__}: {exc}"[:300])
+                        continue
+                    on_done(c, result, None)
+            for fut, (c, _) in pending.items():  # the others in flight when the pool broke
+                suspects.append(c)
+            if broken and last:
+                return suspects
+    return suspects

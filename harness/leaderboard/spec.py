@@ -1,0 +1,50 @@
+"""A leaderboard file (``leaderboards/seeds.yaml``): versioned, a list of tracks. A track is a
+problem class: an inventory, the apps, the scenarios played on each, the metric it ranks by and
+the policies (default: every registered one whose abilities fit)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from harness.spec.loader import load_model
+
+# what a track may rank by: a summary field or one of its placement metrics, and which way is better
+METRICS = {"mean_ms": "lower", "p95_ms": "lower", "errors": "lower", "edge_ratio": "higher", "cost": "lower",
+           "rejection_rate": "lower", "request_rejection_rate": "lower", "recovery_s": "lower", "moves": "lower"}
+
+
+class Track(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    description: str = ""
+    inventory: str | None = Field(None, description="the testbed (default: REACH's)")
+    apps: list[str] = Field(min_length=1, description="shipped app names or app files")
+    scenarios: list[str] = Field(min_length=1, description="built-in scenario names or scenario files")
+    primary: Literal[tuple(METRICS)] = "mean_ms"  # type: ignore[valid-type]
+    policies: list[str] | None = Field(None, description="default: every registered policy")
+    terminating_s: float = Field(0.0, ge=0, description="simulation: how long a stopped pod holds its room")
+
+    @property
+    def better(self) -> str:
+        return METRICS[self.primary]
+
+
+class Leaderboard(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    version: int = Field(ge=1, description="bumped whenever a track changes: results of two versions do not compare")
+    name: str
+    tracks: list[Track] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique(self):
+        names = [t.name for t in self.tracks]
+        if len(set(names)) != len(names):
+            raise ValueError(f"tracks: names must be unique, got {names}")
+        return self
+
+
+def load_leaderboard(path: Path) -> Leaderboard:
+    return load_model(Leaderboard, path)

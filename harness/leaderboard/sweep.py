@@ -1,0 +1,66 @@
+"""``harness leaderboard``'s work: the file's tracks into cells, the cells played (``cells``), the
+tables written and printed (``tables``), and what the sweep was (``leaderboard.json``: the file,
+its version, harness's commit, the seeds, the wall time, any failed cell)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from harness import shipped
+from harness.leaderboard import cells as cl
+from harness.leaderboard import tables
+from harness.leaderboard.spec import Leaderboard, load_leaderboard
+
+
+@dataclass
+class Sweep:
+    board: Leaderboard
+    rows: list[dict] = field(default_factory=list)
+    failed: dict[tuple, str] = field(default_factory=dict)  # cell key -> error
+    coverage: cl.Coverage | None = None
+    seconds: float = 0.0
+
+
+def run(file: Path, out: Path, seeds: int, jobs: int, model_dir: Path,
+        on_progress: Callable[[int, int], None] = lambda done, total: None) -> Sweep:
+    board = load_leaderboard(file)
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copy(file, out / "leaderboard.yaml")  # the file as it was: results of two versions do not compare
+    sweep = Sweep(board)
+    sweep.coverage = cl.coverage(board, model_dir)
+    todo = cl.cells(board, sweep.coverage, seeds)
+    t0, done = time.monotonic(), [0]
+
+    def finished(cell: cl.Cell, summaries: list[dict] | None, error: str | None) -> None:
+        done[0] += 1
+        if error is not None:
+            sweep.failed[cell.key] = " ".join(cell.policies) + f": {error}"
+        else:
+            for s in summaries:  # run directories relative to the results folder: the folder moves whole
+                s["run_dir"] = str(Path(s["run_dir"]).resolve().relative_to(out.resolve()))
+            sweep.rows += tables.long_rows(cell, summaries)
+        on_progress(done[0], len(todo))
+    on_progress(0, len(todo))
+    cl.run_cells(todo, out, model_dir, jobs, finished)
+    sweep.seconds = time.monotonic() - t0
+    write(sweep, file, out, seeds, jobs)
+    return sweep
+
+
+def write(sweep: Sweep, file: Path, out: Path, seeds: int, jobs: int) -> None:
+    from harness.results.rundir import git_commit
+
+    tables.write_long(sweep.rows, out)
+    tables.write_ranked(sweep.board, sweep.rows, out)
+    tables.write_coverage(sweep.board, sweep.coverage, sweep.failed, out)
+    meta = {"file": str(file), "name": sweep.board.name, "version": sweep.board.version,
+            "git_commit": git_commit(shipped.ROOT), "seeds": seeds, "jobs": jobs, "argv": sys.argv,
+            "wall_s": round(sweep.seconds, 1), "rows": len(sweep.rows),
+            "failed_cells": [{"cell": list(k), "error": e} for k, e in sorted(sweep.failed.items())]}
+    (out / "leaderboard.json").write_text(json.dumps(meta, indent=1))

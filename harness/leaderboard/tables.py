@@ -1,0 +1,165 @@
+"""A leaderboard's tables: the long table of every number (one row per run and metric, traceable
+to its run directory), the ranked table per track (mean ± 95 % CI over the track's cells, rank,
+ratio to ``default`` paired cell by cell: every policy met the same cells), the coverage matrix,
+and the rank agreement of the two worlds where both were played."""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.leaderboard.cells import METRIC_FIELDS, Cell, Coverage
+from harness.leaderboard.spec import Leaderboard
+from harness.results.stats import mean_ci95, spearman
+
+LONG_FIELDS = ("track", "inventory", "app", "scenario", "world", "policy", "seed", "metric", "value", "run_dir")
+REFERENCE = "default"
+
+
+def long_rows(cell: Cell, summaries: list[dict]) -> list[dict]:
+    """The cell's runs as long-table rows, one per metric that has a value."""
+    rows = []
+    for s in summaries:
+        metrics = s.get("metrics") or {}
+        for m in METRIC_FIELDS:
+            v = s.get(m, metrics.get(m))
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+                rows.append({"track": cell.track, "inventory": cell.inventory or "reach-local", "app": cell.app,
+                             "scenario": cell.scenario, "world": s.get("world", "live"), "policy": s["policy"],
+                             "seed": cell.seed, "metric": m, "value": v, "run_dir": s.get("run_dir", "")})
+    return rows
+
+
+def sort_key(row: dict) -> tuple:
+    return (row["track"], row["app"], row["scenario"], row["world"], row["policy"], int(row["seed"]), row["metric"])
+
+
+def write_long(rows: list[dict], out: Path) -> list[Path]:
+    """``leaderboard.csv`` (and ``leaderboard.parquet`` when pyarrow is installed), rows in one order
+    whatever order the cells finished in."""
+    rows = sorted(rows, key=sort_key)
+    path = out / "leaderboard.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=LONG_FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+    written = [path]
+    try:
+        import pandas as pd
+
+        pd.DataFrame(rows, columns=list(LONG_FIELDS)).to_parquet(out / "leaderboard.parquet", index=False)
+        written.append(out / "leaderboard.parquet")
+    except ImportError:
+        pass  # Parquet needs pyarrow (the leaderboard extra); the CSV holds the same rows
+    return written
+
+
+@dataclass
+class Ranked:
+    policy: str
+    cells: int
+    mean: float
+    half: float | None
+    ratio: float | None = None  # to the reference, mean of the per-cell ratios
+    ratio_half: float | None = None
+    rank: int = 0
+
+
+def ranked(rows: list[dict], track: str, metric: str, better: str, world: str = "sim") -> list[Ranked]:
+    """The track's policies by their mean ``metric`` over the cells they ran (ties share a rank)."""
+    per: dict[str, dict[tuple, float]] = {}
+    for r in rows:
+        if r["track"] == track and r["metric"] == metric and r["world"] == world:
+            per.setdefault(r["policy"], {})[(r["app"], r["scenario"], int(r["seed"]))] = float(r["value"])
+    ref = per.get(REFERENCE, {})
+    out = []
+    for policy, vals in per.items():
+        mean, half = mean_ci95(list(vals.values()))
+        ratios = [v / ref[c] for c, v in vals.items() if c in ref and ref[c]]
+        rm, rh = mean_ci95(ratios) if ratios else (None, None)
+        out.append(Ranked(policy, len(vals), mean, half, rm, rh))
+    sign = 1 if better == "lower" else -1
+    out.sort(key=lambda r: (sign * r.mean, r.policy))
+    for i, r in enumerate(out):
+        r.rank = out[i - 1].rank if i and math.isclose(r.mean, out[i - 1].mean, rel_tol=1e-9) else i + 1
+    return out
+
+
+def fmt_ci(mean: float | None, half: float | None, digits: int = 3) -> str:
+    if mean is None:
+        return "-"
+    return f"{mean:.{digits}f}" + (f" ± {half:.{digits}f}" if half is not None else "")
+
+
+def ranked_text(board: Leaderboard, rows: list[dict], world: str = "sim") -> str:
+    lines = []
+    for t in board.tracks:
+        table = ranked(rows, t.name, t.primary, t.better, world)
+        lines.append(f"\n{t.name} ({world}): {t.primary}, {t.better} is better; ratio to {REFERENCE}, paired by cell")
+        lines.append(f"{'rank':>4s}  {'policy':16s} {'cells':>5s}  {t.primary + ' (95 % CI)':>24s}  {'ratio to ' + REFERENCE:>18s}")
+        for r in table:
+            lines.append(f"{r.rank:4d}  {r.policy:16s} {r.cells:5d}  {fmt_ci(r.mean, r.half):>24s}  "
+                         f"{fmt_ci(r.ratio, r.ratio_half):>18s}")
+    return "\n".join(lines)
+
+
+def write_ranked(board: Leaderboard, rows: list[dict], out: Path, world: str = "sim") -> Path:
+    path = out / f"ranked-{world}.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["track", "metric", "better", "rank", "policy", "cells", "mean", "ci95", f"ratio_to_{REFERENCE}",
+                    "ratio_ci95"])
+        for t in board.tracks:
+            for r in ranked(rows, t.name, t.primary, t.better, world):
+                w.writerow([t.name, t.primary, t.better, r.rank, r.policy, r.cells, r.mean, r.half, r.ratio, r.ratio_half])
+    return path
+
+
+def coverage_cells(board: Leaderboard, cov: Coverage, failed: dict[tuple, str]) -> dict[tuple[str, str], str]:
+    """(policy, track) -> what the coverage matrix says: ran, or why not (every empty cell a reason)."""
+    out = {}
+    for t in board.tracks:
+        for (track, policy), apps in cov.ran.items():
+            if track != t.name:
+                continue
+            missing = cov.missing[(track, policy)]
+            broken = sorted({k[1] for k in failed if k[0] == track and policy in failed[k]})
+            text = f"ran on {len(apps)} of {len(t.apps)} apps" if apps else ""
+            if missing:
+                reasons = sorted(set(missing.values()))
+                text = (text + "; " if text else "") + "; ".join(reasons)
+            if broken:
+                text += f"; failed cells on {', '.join(broken)}"
+            out[(cov.label.get(policy, policy), track)] = text
+    return out
+
+
+def write_coverage(board: Leaderboard, cov: Coverage, failed: dict, out: Path) -> tuple[Path, str]:
+    cells_ = coverage_cells(board, cov, failed)
+    policies = sorted({p for p, _ in cells_})
+    path = out / "coverage.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["policy"] + [t.name for t in board.tracks])
+        for p in policies:
+            w.writerow([p] + [cells_.get((p, t.name), "not in this track's policies") for t in board.tracks])
+    width = max(len(t.name) for t in board.tracks) + 2
+    lines = ["\ncoverage (policy × track):"]
+    for p in policies:
+        lines.append(f"  {p:16s} " + " | ".join(f"{t.name}: {cells_.get((p, t.name), 'not in the track'):{width}s}"
+                                                   for t in board.tracks))
+    return path, "\n".join(lines)
+
+
+def agreement(board: Leaderboard, rows: list[dict]) -> dict[str, float | None]:
+    """Per track, Spearman's ρ between the policies' ranks in simulation and live (None unless
+    both worlds hold at least three of the same policies)."""
+    out = {}
+    for t in board.tracks:
+        sim = {r.policy: r.mean for r in ranked(rows, t.name, t.primary, t.better, "sim")}
+        live = {r.policy: r.mean for r in ranked(rows, t.name, t.primary, t.better, "live")}
+        both = sorted(set(sim) & set(live))
+        out[t.name] = spearman([sim[p] for p in both], [live[p] for p in both]) if len(both) >= 3 else None
+    return out

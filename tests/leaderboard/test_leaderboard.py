@@ -1,0 +1,98 @@
+"""The leaderboard: every policy on every track it fits, the same long table whichever way the
+cells are played, a reason in every empty coverage cell, and a cell whose worker dies played again
+with no row lost."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from tests.conftest import REPO
+
+SITE = REPO / "tests/data/faultypolicy"
+SHORT = {"name": "short", "description": "chain, one user, a node failure", "duration_s": 30, "app": "chain",
+         "replicas": 2, "load": {"mode": "closed", "steps": [{"at_s": 0, "value": 1}]},
+         "faults": [{"at_s": 10, "kind": "node-failure", "node_types": ["edge-a"]}],
+         "rescheduler": {"period_s": 5, "start_s": 2, "max_moves": 4}}
+
+
+def board(tmp_path, policies, apps=("chain", "aggregator-parallel")) -> str:
+    sc = tmp_path / "short.yaml"
+    sc.write_text(yaml.safe_dump(SHORT))
+    doc = {"version": 1, "name": "test", "tracks": [
+        {"name": "reschedule", "apps": list(apps), "scenarios": [str(sc), "steady"], "primary": "mean_ms",
+         "policies": policies}]}
+    f = tmp_path / "board.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    return str(f)
+
+
+def leaderboard(*args, env=None, timeout=600) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SITE), str(REPO)]), **(env or {})}
+    return subprocess.run([sys.executable, "-m", "harness", "leaderboard", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def read(path) -> list[dict]:
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def test_one_process_or_two_give_the_same_long_table_and_every_empty_cell_has_a_reason(tmp_path):
+    import shutil
+
+    models = tmp_path / "models"  # REACH's model for chain only
+    models.mkdir()
+    for f in (REPO / "models").glob("reach-chain.*"):
+        shutil.copy(f, models)
+    f = board(tmp_path, ["default", "cloud-first", "reach", "kubedsm", "harness_faulty_policies:RaisesInPlan"])
+    one = leaderboard(f, "--seeds", "2", "--jobs", "1", "--out", str(tmp_path / "one"), "--model-dir", str(models))
+    two = leaderboard(f, "--seeds", "2", "--jobs", "2", "--out", str(tmp_path / "two"), "--model-dir", str(models))
+    assert one.returncode == 0, one.stderr[-3000:]
+    assert two.returncode == 0, two.stderr[-3000:]
+    assert (tmp_path / "one/leaderboard.csv").read_text() == (tmp_path / "two/leaderboard.csv").read_text()
+    rows = read(tmp_path / "one/leaderboard.csv")
+    cells = {(r["app"], r["scenario"], r["seed"]) for r in rows}
+    assert len(cells) == 2 * 2 * 2  # apps × scenarios × seeds
+    assert {r["policy"] for r in rows if r["app"] == "chain"} == {"default", "cloud-first", "reach", "kubedsm",
+                                                                  "raises-in-plan"}
+    assert "reach" not in {r["policy"] for r in rows if r["app"] == "aggregator-parallel"}  # no model: sat out
+    assert all((tmp_path / "one" / r["run_dir"] / "summary.json").exists() for r in rows)  # every number traceable
+    coverage = {r["policy"]: r["reschedule"] for r in read(tmp_path / "one/coverage.csv")}
+    assert coverage["reach"] == "ran on 1 of 2 apps; no model for aggregator-parallel (harness train makes one)"
+    assert coverage["default"] == "ran on 2 of 2 apps"
+    ranked = read(tmp_path / "one/ranked-sim.csv")
+    ref = next(r for r in ranked if r["policy"] == "default")
+    assert float(ref["ratio_to_default"]) == 1.0
+    assert [int(r["rank"]) for r in ranked] == sorted(int(r["rank"]) for r in ranked)
+    assert "rank  policy" in one.stdout and "coverage (policy × track)" in one.stdout
+    meta = json.loads((tmp_path / "one/leaderboard.json").read_text())
+    assert meta["version"] == 1 and meta["failed_cells"] == [] and meta["git_commit"]
+
+
+def test_a_cell_whose_worker_dies_is_played_again_alone_and_no_row_is_lost(tmp_path):
+    f = board(tmp_path, ["default", "harness_faulty_policies:DiesOnce"], apps=("chain",))
+    marker = tmp_path / "died"
+    r = leaderboard(f, "--seeds", "2", "--jobs", "2", "--out", str(tmp_path / "out"),
+                    env={"HARNESS_DIES_ONCE_MARKER": str(marker)})
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert marker.exists()  # a worker did die
+    rows = read(tmp_path / "out/leaderboard.csv")
+    per_policy = {p: {(x["scenario"], x["seed"]) for x in rows if x["policy"] == p} for p in ("default", "dies-once")}
+    assert len(per_policy["default"]) == len(per_policy["dies-once"]) == 2 * 2  # every cell, both policies
+    assert json.loads((tmp_path / "out/leaderboard.json").read_text())["failed_cells"] == []
+
+
+def test_a_bad_leaderboard_file_is_one_line_naming_the_field(tmp_path):
+    f = tmp_path / "bad.yaml"
+    f.write_text(yaml.safe_dump({"version": 1, "name": "x", "tracks": [{"name": "t", "apps": ["chain"],
+                                                                          "scenarios": ["steady"], "primary": "speed"}]}))
+    r = leaderboard(str(f), "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "tracks[0].primary" in r.stderr and str(f) in r.stderr
