@@ -20,6 +20,9 @@ def leaderboard(
     jobs: int = typer.Option(2, "--jobs", "-j", min=1, help="Cells played at once (processes)."),
     model_dir: Path = typer.Option(Path("models"), "--model-dir", help="Where the learned policies' models are."),
     out: Path = typer.Option(None, "--out", help="Results folder (default results/<utc>-leaderboard-<name>)."),
+    ray: str = typer.Option(None, "--ray", help="Play the cells on Ray: 'local' starts a local instance of --jobs "
+                            "CPUs, else the cluster's address (e.g. ray://head:10001); needs the leaderboard extra. "
+                            "The same rows as the process pool, from the same seeds."),
 ) -> None:
     """Every registered policy (and any named in the file, package.module:Class) on every track its
     abilities fit, in simulation: one run directory per (track, app, scenario, policy, seed) under
@@ -41,12 +44,12 @@ def leaderboard(
     out = out or Path("results") / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-leaderboard-{board.name}"
     console = Console(stderr=True)
     console.print(f"leaderboard {board.name} v{board.version}: {len(board.tracks)} tracks, {seeds} seeds, "
-                  f"{jobs} processes; results in {out}")
+                  f"{'Ray ' + ray if ray else f'{jobs} processes'}; results in {out}")
     with Progress(TextColumn("cells"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
                   console=console, transient=True) as bar:
         task = bar.add_task("cells", total=None)
         result = sweep.run(file, out, seeds, jobs, shipped.find(model_dir),
-                           lambda done, total: bar.update(task, completed=done, total=total))
+                           lambda done, total: bar.update(task, completed=done, total=total), ray=ray)
     print(tables.ranked_text(board, result.rows))
     print(tables.write_coverage(board, result.coverage, result.failed, out)[1])
     for key, error in sorted(result.failed.items()):

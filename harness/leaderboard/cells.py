@@ -1,8 +1,10 @@
 """A leaderboard's cells and how they are played. A cell is one (track, app, scenario, seed): the
 scenario played in simulation on the track's inventory for every policy that can join it, one run
 directory per policy (``harness.scenarios.session.run_simulated``). A cell depends on nothing but
-its inputs, so any executor gives the same rows: here a local process pool; a failed cell is
-tried once more, then reported.
+its inputs, so any executor gives the same rows: a local process pool (``run_cells``), or a Ray
+cluster (``run_cells_on_ray``: each cell's run directories come back packed with its summaries,
+so the results folder is the same wherever a cell ran); a failed cell is tried once more, then
+reported.
 
 Which policies join which track (``coverage``): every policy that places or plans (a placer
 through the default rescheduling loop, a planner through the move loop), with its model for the
@@ -12,7 +14,12 @@ app where it learns; one without is listed as "no model", never dropped silently
 from __future__ import annotations
 
 import concurrent.futures as cf
+import io
 import multiprocessing
+import os
+import shutil
+import tarfile
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -173,3 +180,58 @@ def _pass(todo: list[Cell], out: Path, model_dir: Path, jobs: int, on_done: Done
             if broken and last:
                 return suspects
     return suspects
+
+
+def play_packed(cell: Cell, model_dir: Path) -> tuple[list[dict], bytes]:
+    """``play`` in a folder of its own, its run directories packed (tar) with run_dir relative to
+    it: what a cell sends back from another machine."""
+    _worker_init()
+    tmp = Path(tempfile.mkdtemp(prefix="harness-cell-"))
+    try:
+        summaries = play(cell, tmp, model_dir)
+        for s in summaries:
+            s["run_dir"] = str(Path(s["run_dir"]).resolve().relative_to(tmp.resolve()))
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+            tar.add(tmp / "runs", arcname="runs")
+        return summaries, buf.getvalue()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run_cells_on_ray(todo: list[Cell], out: Path, model_dir: Path, address: str | None, jobs: int,
+                     on_done: Done) -> None:
+    """Play every cell as a Ray task (a local Ray instance of ``jobs`` CPUs when ``address`` is
+    None), one CPU each; Ray plays a task again once if it raises or its worker dies; its run
+    directories are unpacked into ``out``. The learned policies' models are read from
+    ``model_dir`` on the node that plays the cell (a checkout of harness on every node)."""
+    try:
+        import ray
+    except ImportError:
+        from harness.errors import UserError
+
+        raise UserError("Ray is not installed; pip install 'harness[leaderboard]' (or run without --ray)",
+                        field="--ray") from None
+    if address is None:
+        os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a private local instance: no token in the home folder
+        ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    else:
+        ray.init(address=address, log_to_driver=False, configure_logging=False)
+    try:
+        remote = ray.remote(num_cpus=1, max_retries=1, retry_exceptions=True)(play_packed)
+        refs = {remote.remote(c, model_dir): c for c in todo}
+        while refs:
+            done, _ = ray.wait(list(refs), num_returns=1)
+            cell = refs.pop(done[0])
+            try:
+                summaries, packed = ray.get(done[0])
+            except Exception as exc:  # the second failure: Ray already played it again
+                on_done(cell, None, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300])
+                continue
+            with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as tar:
+                tar.extractall(out, filter="data")
+            for s in summaries:
+                s["run_dir"] = str(out / s["run_dir"])
+            on_done(cell, summaries, None)
+    finally:
+        ray.shutdown()

@@ -28,7 +28,9 @@ class Sweep:
 
 
 def run(file: Path, out: Path, seeds: int, jobs: int, model_dir: Path,
-        on_progress: Callable[[int, int], None] = lambda done, total: None) -> Sweep:
+        on_progress: Callable[[int, int], None] = lambda done, total: None, ray: str | None = None) -> Sweep:
+    """The sweep of ``file`` into ``out``: on a local process pool of ``jobs``, or with ``ray`` on a
+    Ray cluster ("local": a local instance of ``jobs`` CPUs; else its address)."""
     board = load_leaderboard(file)
     out.mkdir(parents=True, exist_ok=True)
     shutil.copy(file, out / "leaderboard.yaml")  # the file as it was: results of two versions do not compare
@@ -47,20 +49,24 @@ def run(file: Path, out: Path, seeds: int, jobs: int, model_dir: Path,
             sweep.rows += tables.long_rows(cell, summaries)
         on_progress(done[0], len(todo))
     on_progress(0, len(todo))
-    cl.run_cells(todo, out, model_dir, jobs, finished)
+    if ray is None:
+        cl.run_cells(todo, out, model_dir, jobs, finished)
+    else:
+        cl.run_cells_on_ray(todo, out, model_dir, None if ray == "local" else ray, jobs, finished)
     sweep.seconds = time.monotonic() - t0
-    write(sweep, file, out, seeds, jobs)
+    write(sweep, file, out, seeds, jobs, ray)
     return sweep
 
 
-def write(sweep: Sweep, file: Path, out: Path, seeds: int, jobs: int) -> None:
+def write(sweep: Sweep, file: Path, out: Path, seeds: int, jobs: int, ray: str | None = None) -> None:
     from harness.results.rundir import git_commit
 
     tables.write_long(sweep.rows, out)
     tables.write_ranked(sweep.board, sweep.rows, out)
     tables.write_coverage(sweep.board, sweep.coverage, sweep.failed, out)
     meta = {"file": str(file), "name": sweep.board.name, "version": sweep.board.version,
-            "git_commit": git_commit(shipped.ROOT), "seeds": seeds, "jobs": jobs, "argv": sys.argv,
+            "git_commit": git_commit(shipped.ROOT), "seeds": seeds, "jobs": jobs, "executor": ray and f"ray:{ray}" or "pool",
+            "argv": sys.argv,
             "wall_s": round(sweep.seconds, 1), "rows": len(sweep.rows),
             "failed_cells": [{"cell": list(k), "error": e} for k, e in sorted(sweep.failed.items())]}
     (out / "leaderboard.json").write_text(json.dumps(meta, indent=1))

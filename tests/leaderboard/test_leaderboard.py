@@ -96,3 +96,20 @@ def test_a_bad_leaderboard_file_is_one_line_naming_the_field(tmp_path):
     r = leaderboard(str(f), "--out", str(tmp_path / "o"))
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     assert "tracks[0].primary" in r.stderr and str(f) in r.stderr
+
+
+def test_on_ray_the_same_long_table_and_a_dying_worker_loses_no_row(tmp_path):
+    """A local Ray instance plays the cells: the long table is the process pool's, byte for byte,
+    and a cell whose worker dies is played again by Ray."""
+    f = board(tmp_path, ["default", "cloud-first", "harness_faulty_policies:DiesOnce"], apps=("chain",))
+    env = {"HARNESS_DIES_ONCE_MARKER": str(tmp_path / "died-pool")}
+    pool = leaderboard(f, "--seeds", "2", "--jobs", "2", "--out", str(tmp_path / "pool"), env=env)
+    env = {"HARNESS_DIES_ONCE_MARKER": str(tmp_path / "died-ray")}
+    ray = leaderboard(f, "--seeds", "2", "--jobs", "2", "--ray", "local", "--out", str(tmp_path / "ray"), env=env)
+    assert pool.returncode == 0, pool.stderr[-3000:]
+    assert ray.returncode == 0, ray.stderr[-3000:]
+    assert (tmp_path / "died-ray").exists()  # a Ray worker did die
+    assert (tmp_path / "ray/leaderboard.csv").read_text() == (tmp_path / "pool/leaderboard.csv").read_text()
+    rows = read(tmp_path / "ray/leaderboard.csv")
+    assert all((tmp_path / "ray" / r["run_dir"] / "summary.json").exists() for r in rows)
+    assert json.loads((tmp_path / "ray/leaderboard.json").read_text())["executor"] == "ray:local"
