@@ -30,7 +30,7 @@ def calibrate(
     give it to run, train, evaluate or predict with --profile. The original profile is kept."""
     import time
 
-    from rich.console import Console
+    from harness.cli.output import console as make_console
     from rich.live import Live
     from rich.table import Table
 
@@ -56,7 +56,7 @@ def calibrate(
         placements = calibration.placements_to_measure(spec, state)
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         where = results / f"{stamp}-calibrate-{spec.name}"
-        console = Console()
+        console = make_console()
         console.print(f"calibrating {spec.name} on {state.name}: {len(placements)} placements "
                       f"({', '.join(placements)}) × {repeat}, {seconds:g} s each; runs in {where}")
         with Live(console=console, refresh_per_second=4, transient=True) as live:

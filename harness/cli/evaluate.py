@@ -122,7 +122,7 @@ def evaluate(
 
 def _evaluate_scenario(scenario: str, policies: str, seeds: int, inventory: Optional[Path], app_file: Optional[Path],
                        profile: Optional[Path], model_dir: Path, out: Path, terminating_s: float = 0.0) -> None:
-    from rich.console import Console
+    from harness.cli.output import console as make_console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from harness.results.summary import fmt
@@ -136,7 +136,7 @@ def _evaluate_scenario(scenario: str, policies: str, seeds: int, inventory: Opti
     model_dir = shipped.find(model_dir)  # the committed models wherever harness is run from
     names = [p.strip() for p in policies.split(",") if p.strip()]
     session = prepare(scenario, names, state, app_file, profile, model_dir, out, suffix="-sim")
-    console = Console()
+    console = make_console()
     console.print(f"{session.scenario.name} in simulation on {state.name}: {session.scenario.description}; "
                   f"policies {', '.join(session.policies)} × {seeds} seeds; results in {session.out}")
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} runs"),

@@ -30,7 +30,7 @@ def leaderboard(
     ranked table per track (mean ± 95 % CI, rank, ratio to default paired by cell: ranked-sim.csv)
     and the coverage matrix (coverage.csv: ran, no model, or the ability that does not fit). A
     failed cell is played once more, then reported in leaderboard.json, never dropped."""
-    from rich.console import Console
+    from harness.cli.output import console as make_console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from harness import shipped
@@ -42,7 +42,7 @@ def leaderboard(
         raise UserError(f"expected sim, got {mode!r} (live and both: not yet)", field="--mode")
     board = load_leaderboard(file)
     out = out or Path("results") / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-leaderboard-{board.name}"
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     console.print(f"leaderboard {board.name} v{board.version}: {len(board.tracks)} tracks, {seeds} seeds, "
                   f"{'Ray ' + ray if ray else f'{jobs} processes'}; results in {out}")
     with Progress(TextColumn("cells"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),

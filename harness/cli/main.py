@@ -19,6 +19,7 @@ app = typer.Typer(
     "Typical session: provision -> status -> ... -> teardown.",
     no_args_is_help=True,
     add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )

@@ -32,7 +32,7 @@ def provision(
 
     Runs the playbooks through ansible-runner with live progress. Safe to re-run.
     """
-    from rich.console import Console
+    from harness.cli.output import console as make_console
     from rich.live import Live
     from rich.text import Text
 
@@ -41,7 +41,7 @@ def provision(
 
     inv = load_inventory(inventory)
     do_provision = backend(inv.backend, str(inventory or "default inventory")).provision
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     start = time.monotonic()
 
     def line(p) -> Text:

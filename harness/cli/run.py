@@ -48,7 +48,7 @@ def run(
     Every request, event and placement is written to the run directory as the run goes; a
     comparison table across policies is printed at the end. Ctrl-C stops the load, recovers the
     nodes and keeps the results."""
-    from rich.console import Console
+    from harness.cli.output import console as make_console
     from rich.live import Live
 
     from harness.results.summary import COLUMNS, fmt, mean_rows, value
@@ -63,7 +63,7 @@ def run(
         names = [p.strip() for p in policy.split(",") if p.strip()]
         session = prepare(scenario, names, cluster.state, app_file, profile, model_dir, out)
         warn_app(session.app, session.app_file)
-        console = Console()
+        console = make_console()
         console.print(f"{session.scenario.name}: {session.scenario.description}; policies {', '.join(names)} × {repeat}; "
                       f"results in {session.out}")
 

@@ -10,7 +10,7 @@ from harness.cli.main import app
 
 
 def print_status(ctx: typer.Context, json_out: bool, measure: bool) -> None:
-    from rich.console import Console
+    from harness.cli.output import console as make_console
     from rich.table import Table
 
     from harness.spec.testbed_state import save_state
@@ -28,7 +28,7 @@ def print_status(ctx: typer.Context, json_out: bool, measure: bool) -> None:
             n["up"] = up[n["name"]]
         print(json.dumps(doc, indent=2))
         return
-    console = Console()
+    console = make_console()
     t = Table(title=f"testbed '{state.name}' ({state.backend}, latency by {state.latency_injector})")
     for col in ("node", "type", "tier", "role", "site", "address", "cores", "mem GiB", "GPUs", "cost/h", "speed", "state"):
         t.add_column(col, no_wrap=True)
