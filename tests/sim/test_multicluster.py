@@ -1,0 +1,94 @@
+"""HephaestusForge's world (``harness.sim.multicluster``): the paper's set observation and masks,
+deploy-all and the spreads, the reward's penalty, and each named difference of the authors' code."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness.policies.hephaestus import BASELINES, binpack_greedy, cpu_greedy, karmada_greedy
+from harness.sim.multicluster import EXTRA_ROWS, MultiClusterConfig, MultiClusterEnv, gini
+
+
+def env(**kw) -> MultiClusterEnv:
+    seed = kw.pop("seed", 1)
+    e = MultiClusterEnv(MultiClusterConfig(**kw), seed=seed)
+    e.reset()
+    return e
+
+
+@pytest.mark.parametrize("clusters", [4, 8, 32])
+def test_the_observation_is_one_row_per_action_for_any_number_of_clusters(clusters):
+    e = env(clusters=clusters)
+    obs = e.observation()
+    assert obs.shape == (clusters + EXTRA_ROWS, 10)
+    assert (obs[clusters:, :5] == -1).all()  # the spread actions' and reject's rows
+    assert (obs[:, 5] == e.request.replicas).all()  # the request beside every row
+    np.testing.assert_allclose(obs[:clusters, 1], e.cap_cpu)
+    mask = e.action_masks()
+    assert mask.shape == (clusters + EXTRA_ROWS,) and mask[clusters:].all()
+
+
+def test_deploy_all_takes_r_replicas_in_one_cluster_and_a_full_one_is_masked():
+    e = env()
+    c = int(np.flatnonzero(e.room())[0])
+    before, req = e.alloc_cpu.copy(), e.request
+    _, reward, _, _ = e.step(c)
+    assert e.alloc_cpu[c] == pytest.approx(before[c] + req.replicas * req.cpu)
+    assert e.stats.accepted == 1 and reward > -1
+    e.alloc_cpu[:] = e.cap_cpu  # every cluster full
+    assert not e.room().any() and not e.action_masks()[:e.cfg.clusters].any()
+
+
+def test_rejecting_while_a_cluster_has_room_costs_minus_one_and_with_none_the_code_gives_plus_one():
+    for compat, full_reward in ((False, 0.0), (True, 1.0)):
+        e = env(hf_compat=compat)
+        assert e.room().any()
+        assert e.step(e.cfg.clusters + EXTRA_ROWS - 1)[1] == -1.0
+        e.alloc_cpu[:] = e.cap_cpu
+        assert e.step(e.cfg.clusters + EXTRA_ROWS - 1)[1] == full_reward
+
+
+def test_a_spread_puts_r_replicas_over_several_clusters():
+    e = env(replicas=(6, 6), seed=3)
+    split = e.spread("ffd")
+    assert split.sum() == 6 and (split > 0).sum() >= 2  # Alg. 1 caps a share at R - 1: really spread
+    assert e.spread("bf1b1").sum() == 6
+    one = env(replicas=(1, 1))
+    assert one.spread("ffd") is None  # one replica: nothing to spread
+
+
+def test_the_code_releases_a_request_at_the_next_arrival_the_paper_after_its_lifetime():
+    """hf_compat: the departure time is never set, so a request holds its room only until the next
+    request arrives; the paper: for its exponential lifetime (mean 1, ~100 arrivals)."""
+    for compat, holds in ((True, False), (False, True)):
+        e = env(hf_compat=compat, replicas=(2, 2), seed=5)
+        c = int(np.flatnonzero(e.room())[0])
+        bg = e.alloc_cpu[c] - 0  # before the request
+        e.step(c)  # placed, then the next request arrives
+        still = e.alloc_cpu[c] > bg + 1e-9
+        assert still == holds
+
+
+def test_the_code_ffi_is_ffd():
+    e = env(hf_compat=True, replicas=(7, 7), seed=11)
+    np.testing.assert_array_equal(e.spread("ffi"), e.spread("ffd"))
+
+
+def test_gini_of_cluster_loads():
+    assert gini(np.array([0.0, 0.0, 0.0])) == 0.0
+    assert gini(np.array([5.0, 5.0, 5.0, 5.0])) == 0.0
+    assert gini(np.array([8.0, 0.0, 0.0, 0.0])) == pytest.approx(0.75)  # all on one of four
+
+
+def test_the_greedy_baselines_choose_as_their_rules_say():
+    e = env(seed=7)
+    room = np.flatnonzero(e.room())
+    share = e.alloc_cpu / e.cap_cpu
+    assert cpu_greedy(e) == room[np.argmin(share[room])]
+    assert binpack_greedy(e) == room[np.argmax(share[room])]
+    k = karmada_greedy(e)
+    assert k in room
+    assert cpu_greedy(e, first_three=True) < 3 or cpu_greedy(e, first_three=True) == e.cfg.clusters + EXTRA_ROWS - 1
+    e.alloc_cpu[:] = e.cap_cpu
+    assert {f(e) for f in BASELINES.values()} == {e.cfg.clusters + EXTRA_ROWS - 1}  # none has room: reject
