@@ -10,6 +10,7 @@ command -v ping >/dev/null     || need+=(iputils-ping)
 command -v sysctl >/dev/null   || need+=(procps)
 command -v prometheus >/dev/null || need+=(prometheus)
 ldconfig -p 2>/dev/null | grep -q libnetfilter_queue.so.1 || need+=(libnetfilter-queue1)
+command -v chromium >/dev/null || need+=(chromium)  # the reports are checked as a browser renders them
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     # the simulator, training and evaluate need none of them; the local testbed needs all

@@ -13,7 +13,7 @@ from harness.cli.main import app
 @app.command()
 def report(
     inputs: list[Path] = typer.Argument(..., help="Run directories, session directories (results/<utc>-<scenario>/), "
-                                        "or 'harness evaluate' output (CSV/JSON)."),
+                                        "'harness evaluate' output (CSV/JSON), or a 'harness leaderboard' folder."),
     out: Optional[Path] = typer.Option(None, "--out", help="Folder for report.html, PNGs and tables "
                                        "(default: <first input>/report)."),
     baseline: Optional[str] = typer.Option("default", "--baseline", help="Policy the others are compared with."),
@@ -32,10 +32,11 @@ def report(
 
     t = time.monotonic()
     col = find(inputs)
-    if not col.runs and not col.evaluations:
+    if not col.runs and not col.evaluations and not col.leaderboards:
         raise UserError("nothing to report: " + "; ".join(col.problems), field="inputs")
     target = out or (inputs[0] if inputs[0].is_dir() else inputs[0].parent) / "report"
     page = build(col, target, baseline, threshold_ms)
     for p in col.problems:
         print(f"warning: {p}")
-    print(f"report of {len(col.runs)} run(s) and {len(col.evaluations)} evaluation(s) in {time.monotonic() - t:.1f}s: {page}")
+    print(f"report of {len(col.runs)} run(s), {len(col.evaluations)} evaluation(s) and {len(col.leaderboards)} "
+          f"leaderboard(s) in {time.monotonic() - t:.1f}s: {page}")

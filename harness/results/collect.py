@@ -64,6 +64,7 @@ class Run:
 class Collected:
     runs: list[Run] = field(default_factory=list)
     evaluations: list[tuple[Path, pd.DataFrame]] = field(default_factory=list)
+    leaderboards: list[Path] = field(default_factory=list)  # folders `harness leaderboard` wrote
     problems: list[str] = field(default_factory=list)
 
 
@@ -76,6 +77,8 @@ def find(paths: list[Path]) -> Collected:
             _evaluation(p, out)
         elif (p / SUMMARY).exists() or (p / REQUESTS).exists():
             _run(p, out)
+        elif (p / "leaderboard.json").exists():
+            out.leaderboards.append(p)  # its tables, not its hundreds of runs (runs/ holds them for a closer look)
         else:
             runs = sorted(d for d in p.iterdir() if d.is_dir() and ((d / SUMMARY).exists() or (d / REQUESTS).exists()))
             evals = sorted(f for f in p.glob("*.csv") if f.name != "comparison.csv" and _looks_like_evaluation(f))

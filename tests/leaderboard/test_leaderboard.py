@@ -113,3 +113,29 @@ def test_on_ray_the_same_long_table_and_a_dying_worker_loses_no_row(tmp_path):
     rows = read(tmp_path / "ray/leaderboard.csv")
     assert all((tmp_path / "ray" / r["run_dir"] / "summary.json").exists() for r in rows)
     assert json.loads((tmp_path / "ray/leaderboard.json").read_text())["executor"] == "ray:local"
+
+
+def test_the_report_page_renders_the_leaderboard_in_a_real_browser(tmp_path):
+    """`harness report DIR` on a leaderboard folder: one page with each track's ranked table and
+    bars, and the coverage matrix, as headless Chromium renders it."""
+    import shutil
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no chromium (scripts/install-system-deps.sh installs it as root)")
+    f = board(tmp_path, ["default", "cloud-first"], apps=("chain",))
+    assert leaderboard(f, "--seeds", "1", "--out", str(tmp_path / "lb")).returncode == 0
+    r = subprocess.run([sys.executable, "-m", "harness", "report", str(tmp_path / "lb"), "--out", str(tmp_path / "rep")],
+                       cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    page = tmp_path / "rep/report.html"
+    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=120).stdout
+    assert "Leaderboard test v1" in dom
+    ranked = dom.split("data-table=\"leaderboard_reschedule\"")[1].split("</table>")[0]
+    assert ranked.count("<tr>") == 3 and "cloud-first" in ranked and "default" in ranked  # header + 2 policies
+    assert "data-table=\"leaderboard_coverage\"" in dom and "ran on 1 of 1 apps" in dom
+    shot = tmp_path / "page.png"
+    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", f"--screenshot={shot}",
+                    "--window-size=1200,1600", page.as_uri()], capture_output=True, timeout=120)
+    assert shot.exists() and shot.stat().st_size > 20_000  # figures and tables drawn, not a blank page
