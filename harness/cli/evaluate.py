@@ -25,10 +25,11 @@ def evaluate(
     policies: str = typer.Option("reach,rsdql,default,cloud-first,latency-greedy,rollout,optimal", "--policy",
                                  "--policies", help="Comma-separated policies: registered names (harness train makes "
                                  "the learned ones' models) or package.module:Class."),
-    seeds: int = typer.Option(3, "--seeds", min=1, help="With a scenario: runs per policy, seeds 0..N-1 (the same "
-                              "arrivals for every policy)."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", min=1, help="Seeds 0..N-1, the same for every policy: with a "
+                                        "scenario, runs per policy (default 3); the sweep, its seeded background "
+                                        "loads per pod count (default 10)."),
     pods: str = typer.Option("4,12,20", help="Comma-separated pod counts (split evenly over the services)."),
-    scenarios: int = typer.Option(10, help="Scenarios (seeded background loads) per pod count."),
+    scenarios: Optional[int] = typer.Option(None, "--scenarios", hidden=True, help="The sweep's --seeds, by its old name."),
     model_dir: Path = typer.Option(Path("models"), help="Where trained models are (<policy>-<app>.pt)."),
     out: Optional[Path] = typer.Option(None, help="The sweep: also write the results here as CSV (JSON beside it). A "
                                        "scenario: the results folder (default results/; <utc>-<scenario>-sim/ inside)."),
@@ -55,7 +56,7 @@ def evaluate(
     solver's or any policy's) and, in brackets, to the proven bound, an upper estimate of the true
     gap ("bound")."""
     if scenario is not None:
-        return _evaluate_scenario(scenario, policies, seeds, inventory, app_file, profile, model_dir,
+        return _evaluate_scenario(scenario, policies, seeds or 3, inventory, app_file, profile, model_dir,
                                   out or Path("results"), terminating_s)
     from dataclasses import asdict
 
@@ -89,7 +90,7 @@ def evaluate(
     rows = []
     print(f"{'policy':15s} {'pods':>4s} {'latency ms':>11s} {'moves':>6s} {'moved':>6s} {'edge':>6s} {'cost/h':>7s} "
           f"{'rejected':>8s}  gap")
-    seeds = list(range(scenarios))
+    seeds = list(range(seeds or scenarios or 10))
     for size in sizes:
         done, finals = {}, {}
         for n in names:

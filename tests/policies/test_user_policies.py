@@ -46,7 +46,7 @@ def harness(site: Path, *args, state_dir: Path | None = None, timeout: float = 3
 
 
 EVAL = ["evaluate", "--app", "workloads/chain.json", "--profile", "profiles/chain.reach-local.json", "--pods", "4,8",
-        "--scenarios", "2"]
+        "--seeds", "2"]
 
 
 def rows(stdout: str) -> dict[tuple[str, int], list[str]]:
