@@ -21,7 +21,7 @@ def modules(package) -> list[str]:
 
 
 SCRIPTS = [m for m in modules(studies) + modules(benchmarks)
-           if m not in ("studies.common", "studies.fidelity.common", "studies.fidelity.judge", "studies.kubedsm.workloads",
+           if m not in ("studies.common", "studies.fidelity.common", "studies.fidelity.judge", "studies.kubedsm.workloads", "studies.reliability.slow_policy",
                         "benchmarks.ceenv_numpy", "benchmarks.http_echo")]
 
 
