@@ -82,10 +82,12 @@ def evaluate(
     per_service = max(sizes) // dyn.S
     if per_service > dyn.cfg.max_replicas:  # more replicas than CEEnv's default slots: the slots follow
         a, _, dyn = load_dynamics(app_file, profile, testbed, EnvConfig(max_replicas=per_service))
+    from harness.policies import label, split_refs
+
     built = {}
-    for ref in (p.strip() for p in policies.split(",") if p.strip()):
+    for ref in split_refs(policies):
         policy = build_for_app(ref, a.name, app_file, profile, model_dir)
-        built[policy.name] = policy
+        built[label(ref, policy)] = policy
     names = list(built)
     rows = []
     print(f"{'policy':15s} {'pods':>4s} {'latency ms':>11s} {'moves':>6s} {'moved':>6s} {'edge':>6s} {'cost/h':>7s} "
@@ -135,7 +137,9 @@ def _evaluate_scenario(scenario: str, policies: str, seeds: int, inventory: Opti
 
     state = simulated_state(load_inventory(inventory))
     model_dir = shipped.find(model_dir)  # the committed models wherever harness is run from
-    names = [p.strip() for p in policies.split(",") if p.strip()]
+    from harness.policies import split_refs
+
+    names = split_refs(policies)
     session = prepare(scenario, names, state, app_file, profile, model_dir, out, suffix="-sim")
     console = make_console()
     console.print(f"{session.scenario.name} in simulation on {state.name}: {session.scenario.description}; "
@@ -171,12 +175,13 @@ def _print_comparison(console, rows: list[dict], session) -> None:
 
     cols = ("errors", "moves", "recovery_s", "edge_ratio", "cost", "rejection_rate")
     print(f"\n{session.scenario.name} in simulation, over seeds ({session.out / 'comparison.csv'}):")
-    print(f"{'policy':16s} {'seeds':>5s} {'mean ms':>16s} {'p95 ms':>16s} " + " ".join(f"{c:>14s}" for c in cols))
+    width = max([16] + [len(r["policy"]) + 1 for r in rows])
+    print(f"{'policy':{width}s} {'seeds':>5s} {'mean ms':>16s} {'p95 ms':>16s} " + " ".join(f"{c:>14s}" for c in cols))
     for policy in dict.fromkeys(r["policy"] for r in rows):
         mine = [r for r in rows if r["policy"] == policy]
         means = []
         for c in cols:
             vals = [value(r, c) for r in mine if isinstance(value(r, c), (int, float))]
             means.append(fmt(sum(vals) / len(vals)) if vals else "-")
-        print(f"{policy:16s} {len(mine):5d} {ci([r.get('mean_ms') for r in mine]):>16s} "
+        print(f"{policy:{width}s} {len(mine):5d} {ci([r.get('mean_ms') for r in mine]):>16s} "
               f"{ci([r.get('p95_ms') for r in mine]):>16s} " + " ".join(f"{m:>14s}" for m in means))

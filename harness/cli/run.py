@@ -60,7 +60,9 @@ def run(
 
     with exclusive(state_dir):
         cluster = open_cluster(state_dir)
-        names = [p.strip() for p in policy.split(",") if p.strip()]
+        from harness.policies import split_refs
+
+        names = split_refs(policy)
         session = prepare(scenario, names, cluster.state, app_file, profile, model_dir, out)
         warn_app(session.app, session.app_file)
         console = make_console()

@@ -68,7 +68,7 @@ def policy_names(track: Track) -> list[str]:
 
 def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
     """Who can join each track's apps: abilities first, then a learned policy's model."""
-    from harness.policies import find_model, resolve
+    from harness.policies import find_model, parse_ref, resolve, typed_args
     from harness.policies.contract import Ability
 
     from harness.spec.inventory import load_inventory
@@ -80,8 +80,10 @@ def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
         for name in policy_names(track):
             key = (track.name, name)
             cov.ran[key], cov.missing[key] = [], {}
-            cls = resolve(name)
-            cov.label[name] = cls.name
+            base, raw = parse_ref(name)
+            cls = resolve(base)
+            typed_args(cls, raw, name)  # a wrong argument: one line before any cell plays
+            cov.label[name] = cls.name if not raw else f"{cls.name}[{','.join(f'{k}={v}' for k, v in raw.items())}]"
             for app in track.apps:
                 if app in unprofiled:
                     cov.missing[key][app] = f"no profile of {Path(app).stem} on {testbed} (harness profile makes one)"
@@ -89,7 +91,8 @@ def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
                 if not ({Ability.PLACE, Ability.PLAN} & set(cls.abilities)):
                     cov.missing[key][app] = "ability does not fit: neither places nor plans"
                     continue
-                if Ability.TRAIN in cls.abilities and find_model(cls.name, Path(app).stem, model_dir) is None:
+                if Ability.TRAIN in cls.abilities and "model" not in raw and \
+                        find_model(cls.name, Path(app).stem, model_dir) is None:
                     cov.missing[key][app] = f"no model for {Path(app).stem} (harness train makes one)"
                     continue
                 cov.ran[key].append(app)
@@ -121,8 +124,10 @@ def play(cell: Cell, out: Path, model_dir: Path) -> list[dict]:
     folder = f"{cell.track}/{name}/{Path(cell.scenario).stem}"
     session = prepare(cell.scenario, [], state, app_path, None, model_dir, out / "runs", folder=folder)
     profile = find_profile(load_app(app_path), state.name, None)
-    built = [build_for_app(p, name, app_path, profile, model_dir) for p in cell.policies]
-    session.policies = {p.name: p for p in built}  # a module:Class reference runs under the name it declares
+    from harness.policies import label
+
+    built = {ref: build_for_app(ref, name, app_path, profile, model_dir) for ref in cell.policies}
+    session.policies = {label(ref, p): p for ref, p in built.items()}  # module:Class runs under its declared name
     return run_simulated(state, session, 1, first_seed=cell.seed, terminating_s=cell.terminating_s)
 
 

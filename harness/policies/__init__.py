@@ -5,6 +5,11 @@ Where a policy is found, in order: the modules of this package (a new policy is 
 with ``@register`` on its class); the entry-point group
 ``harness.policies`` of any installed distribution (each entry a Policy class); and a
 ``package.module:Name`` reference given wherever a policy name is asked for.
+
+Wherever a policy is named, its arguments may follow in brackets: ``rollout[base=default]``,
+``kubedsm[variant=noedgemig,batch=20]``, ``reach[model=models/other.pt]`` (each a field of the
+policy's ``Args``, typed as ``harness train``'s flags are); such a policy runs under that label,
+so two settings of one policy can be compared in one session.
 """
 
 from __future__ import annotations
@@ -132,17 +137,100 @@ def find_model(policy: str, app: str, model_dir: Path) -> Path | None:
     return max(found)[1] if found else None
 
 
+def split_refs(text: str) -> list[str]:
+    """``'a,b[x=1,y=2],c'`` -> ``['a', 'b[x=1,y=2]', 'c']``: a comma inside brackets is an argument's."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur.strip())
+    if depth:
+        raise UserError(f"unbalanced brackets in {text!r} (expected name[key=value,...])", field="--policy")
+    return [r for r in out if r]
+
+
+def parse_ref(ref: str) -> tuple[str, dict[str, str]]:
+    """``'rollout[base=default,beta=0.9]'`` -> ``('rollout', {'base': 'default', 'beta': '0.9'})``."""
+    if "[" not in ref:
+        return ref, {}
+    if not ref.endswith("]"):
+        raise UserError(f"{ref!r}: expected name[key=value,...]", field="--policy")
+    name, _, inner = ref[:-1].partition("[")
+    args = {}
+    for part in (x.strip() for x in inner.split(",") if x.strip()):
+        key, eq, value = part.partition("=")
+        if not eq or not key.strip():
+            raise UserError(f"{ref!r}: {part!r} is not key=value", field="--policy")
+        args[key.strip().replace("-", "_")] = value.strip()
+    return name.strip(), args
+
+
+def typed_args(cls: type[Policy], raw: dict[str, str], ref: str) -> dict[str, Any]:
+    """``raw`` (strings) typed by the policy's Args, as ``harness train``'s flags are typed."""
+    import argparse
+    import typing
+
+    from harness.spec.args import add_flags, flag
+
+    fields = {f.name for f in dataclasses.fields(cls.Args)}
+    unknown = sorted(set(raw) - fields)
+    if unknown:
+        import difflib
+
+        near = [m for u in unknown for m in difflib.get_close_matches(u, fields, n=1)]
+        raise UserError(f"{ref!r}: policy {cls.name} has no argument(s) {', '.join(unknown)}"
+                        + (f" (did you mean {', '.join(near)}?)" if near else "")
+                        + f" (has: {', '.join(sorted(fields)) or 'none'})", field="--policy")
+    parser = argparse.ArgumentParser(prog=cls.name, add_help=False, exit_on_error=False)
+    add_flags(parser, cls.Args)
+    hints = typing.get_type_hints(cls.Args)
+    argv: list[str] = []
+    for key, value in raw.items():
+        if hints[key] is bool or hints[key] == "bool":
+            truth = value.lower() in ("1", "true", "yes", "on")
+            if not truth and value.lower() not in ("0", "false", "no", "off"):
+                raise UserError(f"{ref!r}: {key} expects true or false, got {value!r}", field="--policy")
+            argv.append(flag(key) if truth else flag("no_" + key))
+        else:
+            argv += [flag(key), *value.split(";")]  # a pair: a;b
+    try:
+        parsed = parser.parse_args(argv)
+    except (argparse.ArgumentError, SystemExit) as exc:
+        raise UserError(f"{ref!r}: {exc}", field="--policy") from None
+    return {k: getattr(parsed, k) for k in raw}
+
+
+def label(ref: str, policy: Policy) -> str:
+    """The name a policy runs under: its own, or with the arguments it was given (``rollout[base=default]``)."""
+    _, raw = parse_ref(ref)
+    return policy.name if not raw else f"{policy.name}[{','.join(f'{k}={v}' for k, v in raw.items())}]"
+
+
+def build_ref(ref: str, **extra) -> Policy:
+    """A policy from a reference with its arguments (``name[key=value,...]``)."""
+    name, raw = parse_ref(ref)
+    return build(name, **{**typed_args(resolve(name), raw, ref), **extra})
+
+
 def build_for_app(name: str, app: str, app_file: str | Path, profile_file: str | Path, model_dir: Path) -> Policy:
-    """A policy ready for ``app``: a trainable one with its model from ``model_dir``; the error
-    names the command that makes a missing model."""
+    """A policy ready for ``app`` (``name`` may carry arguments: ``name[key=value,...]``): a
+    trainable one with its model from ``model_dir`` unless a ``model`` is given; the error names
+    the command that makes a missing model."""
+    ref = name
+    name, raw = parse_ref(ref)
     cls = resolve(name)
-    if Ability.TRAIN not in cls.abilities:
-        return build(name)
+    kwargs = typed_args(cls, raw, ref)
+    if Ability.TRAIN not in cls.abilities or "model" in kwargs:
+        return build(name, **kwargs)
     model = find_model(cls.name, app, model_dir)
     if model is None:
         raise UserError(f"no trained {cls.name} model for {app} in {model_dir}; make it with: harness train --app "
                         f"{app_file} --profile {profile_file} --policy {name} --out {model_dir}", field="--policy")
-    return build(name, model=str(model))
+    return build(name, model=str(model), **kwargs)
 
 
 def build_from_model(path: str | Path) -> Policy:

@@ -133,10 +133,15 @@ def check_loads(sc: Scenario, app: App, state, source: str) -> None:
 
 
 def build_policies(names: list[str], app: App, app_file: Path, profile_file: Path, model_dir: Path) -> dict:
-    from harness.policies import build_for_app
+    """Label -> policy: a module:Class reference runs under the name its class declares, one with
+    arguments under that name and its arguments (two settings of one policy side by side)."""
+    from harness.policies import build_for_app, label
 
-    built = [build_for_app(n, app.name, app_file, profile_file, model_dir) for n in names]
-    return {p.name: p for p in built}  # a module:Class reference runs under the name its class declares
+    out = {}
+    for ref in names:
+        policy = build_for_app(ref, app.name, app_file, profile_file, model_dir)
+        out[label(ref, policy)] = policy
+    return out
 
 
 def prepare(scenario_ref: str, policies: list[str], state, app_override: Path | None, profile_override: Path | None,
