@@ -35,6 +35,8 @@ def evaluate(
                                        "scenario: the results folder (default results/; <utc>-<scenario>-sim/ inside)."),
     gap_time_limit: float = typer.Option(10.0, help="Seconds HiGHS may take per scenario for the optimality gap "
                                          "(REACH's model as a MILP); 0: no gaps."),
+    json_out: bool = typer.Option(False, "--json", help="With a scenario: print every run's summary (summary.json, "
+                                  "docs/run-directory.md) as a JSON list instead of the table; progress on stderr."),
     terminating_s: float = typer.Option(0.0, "--terminating-s", min=0, help="With a scenario: how long a pod "
                                         "stopped (scaled down, or a move's old copy) still holds its node's room, as "
                                         "Kubernetes' graceful deletion does (about 2 s for a process that exits on "
@@ -57,7 +59,7 @@ def evaluate(
     gap ("bound")."""
     if scenario is not None:
         return _evaluate_scenario(scenario, policies, seeds or 3, inventory, app_file, profile, model_dir,
-                                  out or Path("results"), terminating_s)
+                                  out or Path("results"), terminating_s, json_out)
     from dataclasses import asdict
 
     from harness.errors import UserError
@@ -124,7 +126,8 @@ def evaluate(
 
 
 def _evaluate_scenario(scenario: str, policies: str, seeds: int, inventory: Optional[Path], app_file: Optional[Path],
-                       profile: Optional[Path], model_dir: Path, out: Path, terminating_s: float = 0.0) -> None:
+                       profile: Optional[Path], model_dir: Path, out: Path, terminating_s: float = 0.0,
+                       json_out: bool = False) -> None:
     from harness.cli.output import console as make_console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -141,7 +144,7 @@ def _evaluate_scenario(scenario: str, policies: str, seeds: int, inventory: Opti
 
     names = split_refs(policies)
     session = prepare(scenario, names, state, app_file, profile, model_dir, out, suffix="-sim")
-    console = make_console()
+    console = make_console(stderr=json_out)
     console.print(f"{session.scenario.name} in simulation on {state.name}: {session.scenario.description}; "
                   f"policies {', '.join(session.policies)} × {seeds} seeds; results in {session.out}")
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} runs"),
@@ -153,7 +156,12 @@ def _evaluate_scenario(scenario: str, policies: str, seeds: int, inventory: Opti
             console.print(f"  {s['policy']} s{s['seed']}: mean {fmt(s.get('mean_ms'))} ms, p95 {fmt(s.get('p95_ms'))} "
                           f"ms, {s.get('requests', 0)} requests, {s.get('errors', 0)} errors, {s['moves']} moves")
         rows = run_simulated(state, session, seeds, on_done=done, terminating_s=terminating_s)
-    _print_comparison(console, rows, session)
+    if json_out:
+        from harness.cli.output import print_json
+
+        print_json(rows)
+    else:
+        _print_comparison(console, rows, session)
     from harness.cli.run import run_problems
 
     if not run_problems(rows):

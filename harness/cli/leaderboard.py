@@ -20,6 +20,8 @@ def leaderboard(
     jobs: int = typer.Option(2, "--jobs", "-j", min=1, help="Cells played at once (processes)."),
     model_dir: Path = typer.Option(Path("models"), "--model-dir", help="Where the learned policies' models are."),
     out: Path = typer.Option(None, "--out", help="Results folder (default results/<utc>-leaderboard-<name>)."),
+    json_out: bool = typer.Option(False, "--json", help="Print {folder, ranked: ranked-sim.csv's rows, coverage: "
+                                  "coverage.csv's rows, failed_cells} as JSON instead of the tables."),
     ray: str = typer.Option(None, "--ray", help="Play the cells on Ray: 'local' starts a local instance of --jobs "
                             "CPUs, else the cluster's address (e.g. ray://head:10001); needs the leaderboard extra. "
                             "The same rows as the process pool, from the same seeds."),
@@ -50,10 +52,21 @@ def leaderboard(
         task = bar.add_task("cells", total=None)
         result = sweep.run(file, out, seeds, jobs, shipped.find(model_dir),
                            lambda done, total: bar.update(task, completed=done, total=total), ray=ray)
-    print(tables.ranked_text(board, result.rows))
-    print(tables.write_coverage(board, result.coverage, result.failed, out)[1])
+    coverage_file, coverage_text = tables.write_coverage(board, result.coverage, result.failed, out)
+    if json_out:
+        import csv
+
+        from harness.cli.output import print_json
+
+        read = lambda f: list(csv.DictReader(open(f)))  # noqa: E731
+        print_json({"folder": str(out), "ranked": read(out / "ranked-sim.csv"), "coverage": read(coverage_file),
+                    "failed_cells": [{"cell": list(k), "error": e} for k, e in sorted(result.failed.items())]})
+    else:
+        print(tables.ranked_text(board, result.rows))
+        print(coverage_text)
     for key, error in sorted(result.failed.items()):
         print(f"harness: error: cell {'/'.join(map(str, key))} failed twice: {error}", file=sys.stderr)
-    print(f"\n{len(result.rows)} numbers from {out / 'runs'} in {result.seconds:.0f} s: {out / 'leaderboard.csv'}")
+    print(f"\n{len(result.rows)} numbers from {out / 'runs'} in {result.seconds:.0f} s: {out / 'leaderboard.csv'}",
+          file=sys.stderr if json_out else sys.stdout)
     if result.failed:
         raise typer.Exit(1)

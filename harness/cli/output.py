@@ -17,3 +17,10 @@ def console(stderr: bool = False):
     if stream.isatty():
         return Console(stderr=stderr)
     return Console(stderr=stderr, width=PIPE_WIDTH, soft_wrap=True)
+
+
+def print_json(obj) -> None:
+    """Machine-readable output on stdout (progress and warnings stay on stderr): ``--json``."""
+    import json
+
+    print(json.dumps(obj, indent=1, default=str))

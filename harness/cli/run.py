@@ -40,6 +40,8 @@ def run(
     model_dir: Path = typer.Option(Path("models"), "--model-dir", help="Where trained models are: <policy>-<app>.pt, "
                                    "else the newest whose metadata names the policy and app."),
     out: Path = typer.Option(Path("results"), "--out", help="Results folder; each session writes <utc>-<scenario>/ inside."),
+    json_out: bool = typer.Option(False, "--json", help="Print every run's summary (summary.json, "
+                                  "docs/run-directory.md) as a JSON list instead of the table; progress on stderr."),
 ) -> None:
     """Play a scenario live on the testbed for each policy: deploy the app (placed by the policy,
     or by the placer a rescheduler names: the default scheduler for REACH and RSDQL), drive Locust
@@ -65,7 +67,7 @@ def run(
         names = split_refs(policy)
         session = prepare(scenario, names, cluster.state, app_file, profile, model_dir, out)
         warn_app(session.app, session.app_file)
-        console = make_console()
+        console = make_console(stderr=json_out)
         console.print(f"{session.scenario.name}: {session.scenario.description}; policies {', '.join(names)} × {repeat}; "
                       f"results in {session.out}")
 
@@ -87,7 +89,12 @@ def run(
             table.add_column(f"{r['policy']} {'r' if r['repeat'] != 'mean' else ''}{r['repeat']}", justify="right")
         for c in COLUMNS[2:]:
             table.add_row(c, *(fmt(value(r, c)) for r in runs))
-        console.print(table)
+        if json_out:
+            from harness.cli.output import print_json
+
+            print_json(rows)
+        else:
+            console.print(table)
     if not run_problems(rows):
         raise typer.Exit(1)
 

@@ -8,12 +8,23 @@ from harness.cli.main import app
 
 
 @app.command()
-def scenarios() -> None:
+def scenarios(json_out: bool = typer.Option(False, "--json", help="Print the built-in scenarios as JSON: a list "
+                                            "of {name, description, app, duration_s, file}.")) -> None:
     """List the built-in scenarios (give 'harness run' a name from here, or a scenario file's path) and
     what a scenario file may contain: load shapes, several apps and loads, faults, the autoscaler,
     replica schedules and request streams."""
     from harness.scenarios.catalog import builtin_names, load_scenario
 
+    if json_out:
+        from harness.cli.output import print_json
+
+        out = []
+        for name in builtin_names():
+            sc, path = load_scenario(name)
+            out.append({"name": name, "description": sc.description, "app": sc.app, "duration_s": sc.duration_s,
+                        "file": path})
+        print_json(out)
+        return
     for name in builtin_names():
         sc, _ = load_scenario(name)
         print(f"{name:15s} {sc.description}")
