@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from pathlib import Path
 
 import typer
@@ -24,8 +26,16 @@ def describe_app(a) -> list[str]:
 @app.command()
 def validate(app_file: Path = typer.Argument(..., help="App: a μBench workmodel JSON, bare or {name, gateway, services}.")) -> None:
     """Check an app and print its services, call graph (parallel groups, sequential calls), replicas and requests."""
+    from harness.errors import UserError
     from harness.spec.app import load_app
 
-    a = load_app(app_file)
+    try:
+        a = load_app(app_file)
+    except UserError as exc:
+        if not exc.more:
+            raise
+        for line in [str(exc).rsplit(" (and ", 1)[0]] + exc.more:  # every problem, one line each
+            print(f"harness: error: {line}", file=sys.stderr)
+        raise typer.Exit(2) from None
     warn_app(a, app_file)
     print("\n".join(describe_app(a)))

@@ -11,6 +11,8 @@ warning line (:attr:`App.warnings`) from ``validate``, ``deploy`` and ``run``.
 
 from __future__ import annotations
 
+import difflib
+
 import json
 import re
 from pathlib import Path
@@ -279,6 +281,10 @@ def check_app(app: App, source: str, prefix: str) -> App:
                 if callee not in group.services:  # μBench reads only the probabilities of services it picks
                     notes.append(f"{where}.external_services[{gi}].probabilities.{callee} ignored: "
                                  f"{callee!r} is not in this group's services")
+            for key in group.model_extra or {}:  # μBench ignores what it does not know, typos too: say so
+                near = difflib.get_close_matches(key, list(ExternalGroup.model_fields), n=1, cutoff=0.75)
+                notes.append(f"{where}.external_services[{gi}].{key} ignored: not a key of a call group"
+                             + (f" (did you mean {near[0]!r}?)" if near else ""))
         unknown_params += _check_job(svc, where, source)
         for key, raw, parse in (("cpu-requests", svc.cpu_requests, cpu_cores),
                                 ("memory-requests", svc.memory_requests, memory_mib)):
@@ -354,9 +360,10 @@ def parse_app(doc: Any, source: str, default_name: str = "app") -> App:
     try:
         app = App.model_validate(wrapped)
     except ValidationError as exc:
-        err = validation_error(exc, source)
+        err = validation_error(exc, source, App)
         if prefix == "" and err.field and err.field.startswith("services."):
-            err = UserError(err.detail, source=source, field=err.field[len("services."):])
+            err = UserError(err.detail, source=source, field=err.field[len("services."):],
+                            more=[m.replace(f"{source}: services.", f"{source}: ", 1) for m in err.more])
         raise err from None
     return check_app(app, source, prefix)
 

@@ -68,10 +68,49 @@ def _describe(err: dict[str, Any]) -> str:
     return msg[0].lower() + msg[1:] if msg else "invalid value"
 
 
-def validation_error(exc: ValidationError, source: str) -> UserError:
-    """The first error of a pydantic ValidationError as one UserError naming file and field."""
-    err = exc.errors()[0]
-    return UserError(_describe(err), source=source, field=field_path(tuple(err["loc"])))
+def _fields_at(model: Any, loc: tuple[Any, ...]) -> list[str]:
+    """The field names the model allows where ``loc`` points (best effort through dicts, lists
+    and optionals), for a did-you-mean on an unknown field."""
+    import typing
+
+    tp = model
+    for part in loc:
+        while typing.get_origin(tp) in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+            tp = next((a for a in typing.get_args(tp) if a is not type(None)), tp)
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            if part not in tp.model_fields:
+                return []
+            tp = tp.model_fields[part].annotation
+        elif typing.get_origin(tp) in (dict, list, tuple):
+            tp = typing.get_args(tp)[-1] if typing.get_args(tp) else None
+        else:
+            return []
+    while typing.get_origin(tp) in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        tp = next((a for a in typing.get_args(tp) if a is not type(None)), tp)
+    return list(tp.model_fields) if isinstance(tp, type) and issubclass(tp, BaseModel) else []
+
+
+def validation_error(exc: ValidationError, source: str, model: Any = None) -> UserError:
+    """A pydantic ValidationError as one UserError: the first problem, naming the file and field,
+    and every further problem in ``more`` (counted on the line; ``harness validate`` prints each);
+    an unknown field with the nearest allowed name."""
+    import difflib
+
+    lines, branch_of = [], {}
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        # a union (a load or a list of loads) fails once per branch: the first branch's problems are the ones to read
+        i = next((k for k, part in enumerate(loc) if isinstance(part, str) and "[" in part), None)
+        if i is not None and branch_of.setdefault(loc[:i], loc[i]) != loc[i]:
+            continue
+        text = _describe(err)
+        if err["type"] == "extra_forbidden" and model is not None and loc:
+            near = difflib.get_close_matches(str(loc[-1]), _fields_at(model, loc[:-1]), n=1)
+            if near:
+                text += f" (did you mean {near[0]!r}?)"
+        lines.append((field_path(loc), text))
+    first_field, first = lines[0]
+    return UserError(first, source=source, field=first_field, more=[f"{source}: {f}: {t}" for f, t in lines[1:]])
 
 
 def load_model(model: type[M], path: str | Path) -> M:
@@ -86,4 +125,4 @@ def parse_model(model: type[M], data: Any, source: str) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise validation_error(exc, source) from None
+        raise validation_error(exc, source, model) from None

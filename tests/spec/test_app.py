@@ -166,3 +166,33 @@ def test_loader_defaults_are_mubenchs():
     assert lp.sleep_stress.run and lp.sleep_stress.sleep_time == 0.01 and lp.mean_response_size == 11
     assert not lp.cpu_stress.run and lp.cpu_stress.range_complexity == [100, 100]
     assert cp.range_complexity == [50, 100] and cp.mean_response_size == 10
+
+
+def test_validate_prints_every_problem_and_a_mistyped_group_key_is_named_with_its_fix(tmp_path):
+    """Issue 42: only the first error was shown, and a typo in a call group's key passed silently."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    bad = {"name": "t", "gateway": "a", "services": {
+        "a": {"replicas": 0, "internal_service": {"loader": {"cpu_stress": {"run": True}}},
+              "external_services": [{"seq_len": 1, "services": ["b"], "probabilties": {"b": 0.5}}]},
+        "b": {"replicas": -1}}}
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps(bad))
+    r = subprocess.run([sys.executable, "-m", "harness", "validate", str(f)], cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert lines == [f"harness: error: {f}: services.a.replicas: must be ≥ 1",
+                     f"harness: error: {f}: services.b.internal_service: required field is missing",
+                     f"harness: error: {f}: services.b.replicas: must be ≥ 1"]
+    r = subprocess.run([sys.executable, "-m", "harness", "evaluate", "--app", str(f), "--profile",
+                        "profiles/chain.reach-local.json"], cwd=REPO, capture_output=True, text=True)
+    assert len(r.stderr.strip().splitlines()) == 1 and "(and 2 more problems)" in r.stderr  # elsewhere: one line
+    bad["services"]["a"]["replicas"], bad["services"]["b"] = 1, {"internal_service": {"loader": {}}}
+    f.write_text(json.dumps(bad))
+    r = subprocess.run([sys.executable, "-m", "harness", "validate", str(f)], cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "probabilties ignored: not a key of a call group (did you mean 'probabilities'?)" in r.stderr
