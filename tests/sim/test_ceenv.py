@@ -263,3 +263,13 @@ def test_a_load_range_must_be_ordered_and_the_knee_below_one():
         with pytest.raises(ValueError):
             EnvConfig(**bad).validate()
     EnvConfig(load=(0.0, 12.0)).validate()
+
+
+def test_gymnasium_makes_ceenv_by_the_module_qualified_id_in_a_fresh_process():
+    """No prior import of harness: Gymnasium imports the module named in the id (docs/policies.md)."""
+    import subprocess
+    import sys
+
+    code = "import gymnasium as gym; e = gym.make('harness.sim.ceenv:harness/CEEnv-v0'); print(e.reset(seed=1)[0].shape)"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip().startswith("("), r.stderr
