@@ -1,0 +1,127 @@
+"""DS-PPO (HephaestusForge, paper 001): PPO over DeepSets (``harness.rl.deepsets``) in the
+multi-cluster world (``harness.sim.multicluster``), one logit per action row.
+
+The hyperparameters are the authors' code's (the paper gives none): lr 2.5e-4, γ 0.95, GAE λ
+0.97, clip 0.2, value coefficient 0.5, entropy 0.001 (run.py's), 4 epochs, 8 minibatches, 100
+steps per environment per update, max gradient norm 0.5, 200,000 steps. Actions are sampled
+under the mask (the paper's eq. 3); ``unmasked=True`` samples as the authors' code does (the mask
+only in the update). Observations are scaled by fixed constants (cores and GB by 32, latency and
+thresholds by 1000), a choice of harness's: the code feeds raw values.
+
+Not yet a registered policy on the one ground (its world is the multi-cluster admission world,
+not a cluster view): ``train`` and ``act`` are what the study uses (issue 40's open part).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+
+from harness.rl.deepsets import DeepSetActor, DeepSetCritic
+from harness.rl.nets import masked_categorical
+from harness.sim.multicluster import FEATURES, MultiClusterConfig, MultiClusterEnv
+
+SCALE = np.array([32, 32, 32, 32, 1000, 32, 32, 32, 1000, 1], np.float32)  # per feature of a row
+
+
+@dataclass
+class DsPpoArgs:
+    total_steps: int = 200_000
+    envs: int = 8
+    steps: int = 100  # per environment per update
+    lr: float = 2.5e-4
+    gamma: float = 0.95
+    gae_lambda: float = 0.97
+    clip: float = 0.2
+    vf_coef: float = 0.5
+    ent_coef: float = 0.001
+    epochs: int = 4
+    minibatches: int = 8
+    max_grad_norm: float = 0.5
+    unmasked: bool = False
+    seed: int = 1
+
+
+def obs_tensor(obs: list[np.ndarray]) -> torch.Tensor:
+    rows = np.stack(obs).astype(np.float32)
+    return torch.from_numpy(np.where(rows == -1, -1.0, rows / SCALE))
+
+
+def train(cfg: MultiClusterConfig, args: DsPpoArgs, on_progress: Callable[[int, float], None] | None = None):
+    """(actor, critic, seconds) after ``args.total_steps`` steps."""
+    torch.manual_seed(args.seed)
+    envs = [MultiClusterEnv(cfg, seed=args.seed * 1000 + k) for k in range(args.envs)]
+    obs = [e.reset() for e in envs]
+    actor, critic = DeepSetActor(FEATURES), DeepSetCritic(FEATURES)
+    opt = torch.optim.Adam(list(actor.parameters()) + list(critic.parameters()), lr=args.lr, eps=1e-5)
+    n, T = args.envs, args.steps
+    rows = cfg.clusters + 4
+    t0, done_steps, returns = time.monotonic(), 0, []
+    ep_ret = np.zeros(n)
+    while done_steps < args.total_steps:
+        b_obs = torch.zeros(T, n, rows, FEATURES)
+        b_mask = torch.zeros(T, n, rows, dtype=torch.bool)
+        b_act, b_logp, b_rew, b_done, b_val = (torch.zeros(T, n, dtype=d) for d in
+                                                (torch.long, torch.float32, torch.float32, torch.float32, torch.float32))
+        for t in range(T):
+            x = obs_tensor(obs)
+            mask = torch.from_numpy(np.stack([e.action_masks() for e in envs]))
+            with torch.no_grad():
+                logits, value = actor(x), critic(x)
+                dist = masked_categorical(logits, torch.ones_like(mask) if args.unmasked else mask)
+                action = dist.sample()
+            b_obs[t], b_mask[t], b_act[t], b_logp[t], b_val[t] = x, mask, action, dist.log_prob(action), value
+            for k, e in enumerate(envs):
+                o, r, d, _ = e.step(int(action[k]))
+                ep_ret[k] += r
+                b_rew[t, k], b_done[t, k] = r, float(d)
+                if d:
+                    returns.append(ep_ret[k])
+                    ep_ret[k] = 0.0
+                    o = e.reset()
+                obs[k] = o
+        with torch.no_grad():
+            next_val = critic(obs_tensor(obs))
+        adv = torch.zeros(T, n)
+        last = torch.zeros(n)
+        for t in reversed(range(T)):
+            nv = next_val if t == T - 1 else b_val[t + 1]
+            nonterminal = 1.0 - b_done[t]
+            delta = b_rew[t] + args.gamma * nv * nonterminal - b_val[t]
+            last = delta + args.gamma * args.gae_lambda * nonterminal * last
+            adv[t] = last
+        ret = adv + b_val
+        f = lambda a: a.reshape(T * n, *a.shape[2:])  # noqa: E731
+        o_, m_, a_, lp_, adv_, ret_ = f(b_obs), f(b_mask), f(b_act), f(b_logp), f(adv), f(ret)
+        size = T * n // args.minibatches
+        for _ in range(args.epochs):
+            perm = torch.randperm(T * n)
+            for i in range(args.minibatches):
+                idx = perm[i * size:(i + 1) * size]
+                dist = masked_categorical(actor(o_[idx]), m_[idx])
+                ratio = (dist.log_prob(a_[idx]) - lp_[idx]).exp()
+                a = adv_[idx]
+                a = (a - a.mean()) / (a.std() + 1e-8)
+                pg = torch.max(-a * ratio, -a * ratio.clamp(1 - args.clip, 1 + args.clip)).mean()
+                v = ((critic(o_[idx]) - ret_[idx]) ** 2).mean() * 0.5
+                loss = pg + args.vf_coef * v - args.ent_coef * dist.entropy().mean()
+                opt.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(list(actor.parameters()) + list(critic.parameters()), args.max_grad_norm)
+                opt.step()
+        done_steps += T * n
+        if on_progress and returns:
+            on_progress(done_steps, float(np.mean(returns[-50:])))
+    return actor, critic, time.monotonic() - t0
+
+
+def act(actor: DeepSetActor, env: MultiClusterEnv) -> int:
+    """The most likely allowed action."""
+    with torch.no_grad():
+        logits = actor(obs_tensor([env.observation()]))[0]
+    mask = torch.from_numpy(env.action_masks())
+    return int(torch.where(mask, logits, torch.full_like(logits, -1e9)).argmax())
