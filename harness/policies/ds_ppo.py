@@ -23,6 +23,7 @@ import torch
 
 from harness.rl.deepsets import DeepSetActor, DeepSetCritic
 from harness.rl.nets import masked_categorical
+from harness.rl.ppo import gae
 from harness.sim.multicluster import FEATURES, MultiClusterConfig, MultiClusterEnv
 
 SCALE = np.array([32, 32, 32, 32, 1000, 32, 32, 32, 1000, 1], np.float32)  # per feature of a row
@@ -86,15 +87,7 @@ def train(cfg: MultiClusterConfig, args: DsPpoArgs, on_progress: Callable[[int, 
                 obs[k] = o
         with torch.no_grad():
             next_val = critic(obs_tensor(obs))
-        adv = torch.zeros(T, n)
-        last = torch.zeros(n)
-        for t in reversed(range(T)):
-            nv = next_val if t == T - 1 else b_val[t + 1]
-            nonterminal = 1.0 - b_done[t]
-            delta = b_rew[t] + args.gamma * nv * nonterminal - b_val[t]
-            last = delta + args.gamma * args.gae_lambda * nonterminal * last
-            adv[t] = last
-        ret = adv + b_val
+        adv, ret = gae(b_rew, b_val, b_done, next_val, args.gamma, args.gae_lambda)
         f = lambda a: a.reshape(T * n, *a.shape[2:])  # noqa: E731
         o_, m_, a_, lp_, adv_, ret_ = f(b_obs), f(b_mask), f(b_act), f(b_logp), f(adv), f(ret)
         size = T * n // args.minibatches

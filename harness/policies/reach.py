@@ -17,6 +17,7 @@ import numpy as np
 from harness.policies import register
 from harness.policies.learned import CEEnvPolicy
 from harness.rl.curves import ReturnTracker
+from harness.rl.ppo import gae
 from harness.sim.ceenv import CEEnvVector, Dynamics
 from harness.spec.args import arg
 
@@ -102,15 +103,7 @@ def train(dyn: Dynamics, args: ReachArgs, on_progress: Callable[[int, float], No
         # generalised advantage estimation
         with torch.no_grad():
             next_val = agent.critic(next_obs).squeeze(-1)
-            adv = torch.zeros_like(rew_buf)
-            last = torch.zeros(B)
-            for t in reversed(range(T)):
-                nv = next_val if t == T - 1 else val_buf[t + 1]
-                nonterminal = 1.0 - done_buf[t]
-                delta = rew_buf[t] + args.gamma * nv * nonterminal - val_buf[t]
-                last = delta + args.gamma * args.gae_lambda * nonterminal * last
-                adv[t] = last
-            ret = adv + val_buf
+            adv, ret = gae(rew_buf, val_buf, done_buf, next_val, args.gamma, args.gae_lambda)
         torch.set_num_threads(args.update_threads)  # large minibatches: worth a second core
         b_obs, b_mask = obs_buf.reshape(-1, dyn.obs_dim), mask_buf.reshape(-1, dyn.n_actions)
         b_act, b_logp, b_adv, b_ret = act_buf.reshape(-1), logp_buf.reshape(-1), adv.reshape(-1), ret.reshape(-1)
