@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from harness import errors
+from harness.loadgen import UNFINISHED
 from harness.testbed.local import daemons
 from harness.testbed.pods import deploy, move_pod, undeploy
 from tests.conftest import REPO
@@ -91,9 +92,12 @@ def test_node_failure_run_with_reach_and_cloud_first(testbed, reach_model, tmp_p
         req = pd.read_csv(run / "requests.csv", keep_default_na=False)
         events = pd.read_csv(run / "events.csv", keep_default_na=False)
         t0 = events[events.kind == "load-start"].t.iloc[0]
-        window = req[(req.t_send >= t0 + SCENARIO["warmup_s"]) & (req.t_send <= t0 + SCENARIO["duration_s"])]
+        sent = req[(req.t_send >= t0 + SCENARIO["warmup_s"]) & (req.t_send <= t0 + SCENARIO["duration_s"])]
+        unfinished = sent.error == UNFINISHED  # the user's request the end cut short: accounted for, no result
+        window = sent[~unfinished]
         ok = window[(window.status == 200) & (window.error == "")]
         assert s["requests"] == len(window) and s["errors"] == len(window) - len(ok)
+        assert s["sent"] == len(sent) and s["unfinished"] == int(unfinished.sum()) <= 1 and s["kept_up"]
         assert abs(s["mean_ms"] - ok.latency_ms.mean()) < 0.01
         # the load generator was never the limit: sends follow replies at once (Little's law)
         assert s["loadgen"]["efficiency"] > 0.9 and s["loadgen"]["cpu_share"] < 0.5
@@ -104,7 +108,7 @@ def test_node_failure_run_with_reach_and_cloud_first(testbed, reach_model, tmp_p
         assert [json.loads(d)["cpu_ms"] for d in host.detail] == s["host_reference_ms"] and len(host) >= 3
         assert host.t.is_monotonic_increasing
         # requests after self-healing reach every service again: all succeed in the last 5 s
-        tail = req[req.t_send >= t0 + SCENARIO["duration_s"] - 5]
+        tail = req[(req.t_send >= t0 + SCENARIO["duration_s"] - 5) & (req.error != UNFINISHED)]
         assert len(tail) > 5 and (tail.status == 200).all()
         placements = [json.loads(line) for line in (run / "placements.jsonl").read_text().splitlines()]
         assert placements[0]["reason"] == "deploy" and placements[0]["predicted_ms"] > 0
