@@ -29,7 +29,7 @@ def leaderboard(
     """Every registered policy (and any named in the file, package.module:Class) on every track its
     abilities fit, in simulation: one run directory per (track, app, scenario, policy, seed) under
     --out/runs, the long table of every number (leaderboard.csv, and .parquet with pyarrow), the
-    ranked table per track (mean ± 95 % CI, rank, ratio to default paired by cell: ranked-sim.csv)
+    ranked table per track (mean ± 95 % CI over its (app, scenario) settings, rank, ratio to default paired by setting: ranked-sim.csv)
     and the coverage matrix (coverage.csv: ran, no model, or the ability that does not fit). A
     failed cell is played once more, then reported in leaderboard.json, never dropped."""
     from harness.cli.output import console as make_console

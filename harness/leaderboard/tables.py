@@ -68,14 +68,18 @@ class Ranked:
 
 
 def ranked(rows: list[dict], track: str, metric: str, better: str, world: str = "sim") -> list[Ranked]:
-    """The track's policies by their mean ``metric`` over the cells they ran (ties share a rank)."""
-    per: dict[str, dict[tuple, float]] = {}
+    """The track's policies by their mean ``metric`` (ties share a rank). The unit is the cell
+    (app, scenario): a policy's seeds in a cell are averaged first — they repeat one setting, and
+    where nothing in it is random they repeat one number, which would narrow an interval falsely —
+    then the mean and its 95 % interval are over the cells, and so is the ratio to the reference."""
+    per: dict[str, dict[tuple, list[float]]] = {}
     for r in rows:
         if r["track"] == track and r["metric"] == metric and r["world"] == world:
-            per.setdefault(r["policy"], {})[(r["app"], r["scenario"], int(r["seed"]))] = float(r["value"])
-    ref = per.get(REFERENCE, {})
+            per.setdefault(r["policy"], {}).setdefault((r["app"], r["scenario"]), []).append(float(r["value"]))
+    cell_means = {p: {c: sum(v) / len(v) for c, v in cells.items()} for p, cells in per.items()}
+    ref = cell_means.get(REFERENCE, {})
     out = []
-    for policy, vals in per.items():
+    for policy, vals in cell_means.items():
         mean, half = mean_ci95(list(vals.values()))
         ratios = [v / ref[c] for c, v in vals.items() if c in ref and ref[c]]
         rm, rh = mean_ci95(ratios) if ratios else (None, None)
