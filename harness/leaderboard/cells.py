@@ -68,7 +68,7 @@ def policy_names(track: Track) -> list[str]:
 
 def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
     """Who can join each track's apps: abilities first, then a learned policy's model."""
-    from harness.policies import find_model, parse_ref, resolve, typed_args
+    from harness.policies import find_model, label, parse_ref, resolve, typed_args
     from harness.policies.contract import Ability
 
     from harness.spec.inventory import load_inventory
@@ -83,7 +83,7 @@ def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
             base, raw = parse_ref(name)
             cls = resolve(base)
             typed_args(cls, raw, name)  # a wrong argument: one line before any cell plays
-            cov.label[name] = cls.name if not raw else f"{cls.name}[{','.join(f'{k}={v}' for k, v in raw.items())}]"
+            cov.label[name] = label(name, cls)
             for app in track.apps:
                 if app in unprofiled:
                     cov.missing[key][app] = f"no profile of {Path(app).stem} on {testbed} (harness profile makes one)"

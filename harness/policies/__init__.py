@@ -204,8 +204,9 @@ def typed_args(cls: type[Policy], raw: dict[str, str], ref: str) -> dict[str, An
     return {k: getattr(parsed, k) for k in raw}
 
 
-def label(ref: str, policy: Policy) -> str:
-    """The name a policy runs under: its own, or with the arguments it was given (``rollout[base=default]``)."""
+def label(ref: str, policy: Policy | type[Policy]) -> str:
+    """The name a policy runs under: its own (a module:Class reference's declared name), or with
+    the arguments it was given (``rollout[base=default]``)."""
     _, raw = parse_ref(ref)
     return policy.name if not raw else f"{policy.name}[{','.join(f'{k}={v}' for k, v in raw.items())}]"
 
