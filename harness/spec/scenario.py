@@ -93,6 +93,8 @@ class Rescheduler(BaseModel):
     max_moves: int = Field(10, ge=0, description="moves per round at most")
     plan_budget_s: float = Field(30.0, gt=0, description="live: the longest a policy may think about one plan; "
                                  "past it the round ends with a plan-timeout event and the run goes on")
+    on_policy_error: Literal["retry", "idle"] = Field("retry", description="after the policy raises in plan(): ask "
+                                                      "it again next round (retry) or not for the rest of the run (idle)")
 
 
 class HpaPace(BaseModel):

@@ -145,3 +145,19 @@ def test_a_run_goes_on_past_a_policy_that_raises_and_says_so(tmp_path):
     assert summaries["places-once-only"]["policy_errors"] >= 1  # self-healing's placement
     assert summaries["raises-in-plan"]["requests"] > 0
     assert "harness: warning: raises-in-plan" in r.stderr and "harness: warning: places-once-only" in r.stderr
+
+
+def test_a_policy_that_raises_can_be_left_idle_for_the_rest_of_the_run(tmp_path):
+    """rescheduler.on_policy_error: idle — one policy-error, then the policy is not asked again."""
+    import json
+
+    import yaml
+
+    sc = yaml.safe_load((REPO / "harness/scenarios/steady.yaml").read_text())
+    sc["rescheduler"] |= {"period_s": 5, "on_policy_error": "idle"}
+    f = tmp_path / "idle.yaml"
+    f.write_text(yaml.safe_dump(sc))
+    r = _simulate(str(f), f"{FAULTY}:RaisesInPlan", tmp_path)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(next(tmp_path.glob("*/*/summary.json")).read_text())
+    assert summary["policy_errors"] == 1

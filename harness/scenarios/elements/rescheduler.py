@@ -24,8 +24,10 @@ def driver(run):
         if run.healing:
             yield 0.5
             continue
-        n = reschedule(run.plan.policy, run.view, run.lock, rs.max_moves, run.event, run.lineage,
-                       lambda: run.stop.is_set() or bool(run.healing), guard, think).moves
-        if n:
-            run.add_moves(n)
+        r = reschedule(run.plan.policy, run.view, run.lock, rs.max_moves, run.event, run.lineage,
+                       lambda: run.stop.is_set() or bool(run.healing), guard, think)
+        if r.moves:
+            run.add_moves(r.moves)
+        if r.ended == "policy-error" and rs.on_policy_error == "idle":
+            return  # the user chose: a policy that raised is not asked again in this run
         yield rs.period_s
