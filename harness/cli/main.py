@@ -40,13 +40,17 @@ def _root(
              "or, when it holds no testbed, the folder of the last testbed provisioned"),
     version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True, help="Print the version."),
 ) -> None:
-    if state_dir is None:
+    if state_dir is None and ctx.invoked_subcommand in ON_A_TESTBED:
         from harness.spec.testbed_state import default_state_dir
 
         state_dir, elsewhere = default_state_dir()
         if elsewhere:
             print(f"harness: the testbed provisioned last, in {state_dir} (--state-dir to choose another)", file=sys.stderr)
-    ctx.obj = {"state_dir": state_dir}
+    ctx.obj = {"state_dir": state_dir or Path(".harness")}
+
+
+# the commands that act on a testbed already provisioned: from another folder they find the last one
+ON_A_TESTBED = {"status", "teardown", "deploy", "undeploy", "run", "profile", "calibrate", "reschedule"}
 
 
 def _register() -> None:

@@ -57,6 +57,9 @@ def provision(
     with exclusive(_state_dir(ctx)), Live(line(Progress(task="starting ansible-runner")), console=console,
                                           transient=True, refresh_per_second=8) as live:
         state, result = do_provision(inv, _state_dir(ctx), on_progress=lambda p: live.update(line(p)), measure=measure)
+    from harness.spec.testbed_state import remember_state_dir
+
+    remember_state_dir(_state_dir(ctx))  # commands run from another folder find this testbed
     c = result.counts
     console.print(f"provisioned '{state.name}' ({len(state.nodes)} nodes, latency by {state.latency_injector}: "
                   f"{state.latency_injector_reason}) in {time.monotonic() - start:.1f}s — "

@@ -35,3 +35,6 @@ def teardown(
     inv = load_inventory(inventory)
     with exclusive(state_dir):
         print(backend(state.backend if state is not None else inv.backend).teardown(state, inv, state_dir))
+        from harness.spec.testbed_state import forget_state_dir
+
+        forget_state_dir(state_dir)

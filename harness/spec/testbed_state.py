@@ -90,20 +90,32 @@ def load_state(state_dir: Path) -> TestbedState | None:
 
 
 def save_state(state_dir: Path, state: TestbedState) -> Path:
-    """Write atomically so that a crash never leaves half a state file; remember the folder as
-    the last one written (``last_state_dir``), so commands run from another folder find it."""
+    """Write atomically so that a crash never leaves half a state file."""
     state_dir.mkdir(parents=True, exist_ok=True)
     path = state_path(state_dir)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(yaml.safe_dump(state.model_dump(mode="json"), sort_keys=False, width=120))
     os.replace(tmp, path)
+    return path
+
+
+def remember_state_dir(state_dir: Path) -> None:
+    """``harness provision`` made a testbed here: commands run from another folder find it."""
     try:
         last = last_state_file()
         last.parent.mkdir(parents=True, exist_ok=True)
         last.write_text(str(state_dir.resolve()) + "\n")
     except OSError:
         pass  # a read-only home: commands elsewhere need --state-dir, nothing else changes
-    return path
+
+
+def forget_state_dir(state_dir: Path) -> None:
+    """``harness teardown`` removed the testbed remembered last."""
+    try:
+        if Path(last_state_file().read_text().strip()) == state_dir.resolve():
+            last_state_file().unlink()
+    except (OSError, ValueError):
+        pass
 
 
 def last_state_file() -> Path:
@@ -112,9 +124,9 @@ def last_state_file() -> Path:
 
 
 def default_state_dir() -> tuple[Path, bool]:
-    """``./.harness`` when it holds a testbed, else the last state folder written when that still
-    holds one (a command run from another folder finds the running testbed), else ``./.harness``;
-    and whether the last one was taken."""
+    """``./.harness`` when it holds a testbed, else the folder of the last testbed provisioned
+    when that still holds one (a command run from another folder finds the running testbed), else
+    ``./.harness``; and whether the last one was taken."""
     here = Path(".harness")
     if state_path(here).exists():
         return here, False
