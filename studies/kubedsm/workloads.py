@@ -53,10 +53,11 @@ def app() -> App:
 
 def edge_capacity(reserve: tuple[float, float] = (0.0, 0.0)) -> np.ndarray:
     """(cores, MiB) of each edge node of the authors' cluster, less ``reserve`` per node."""
-    inv = yaml.safe_load(shipped.find(INVENTORY).read_text())
-    types = inv["node_types"]
-    return np.array([[types[n["type"]]["cpus"] - reserve[0], types[n["type"]]["memory_gb"] * 1024 - reserve[1]]
-                     for n in inv["nodes"] if types[n["type"]]["tier"] == "edge"], float)
+    from harness.spec.inventory import load_inventory
+
+    inv = load_inventory(shipped.find(INVENTORY))
+    edge = [inv.node_types[n.type] for n in inv.nodes if inv.node_types[n.type].tier == "edge"]
+    return np.array([[t.cpus - reserve[0], t.memory_gb * 1024 - reserve[1]] for t in edge], float)
 
 
 def m_sigma_schedule(a: App, m: float, sigma: float, seed: int, cycles: int = CYCLES,
