@@ -33,10 +33,9 @@ time off the CPUs (its network round trips) a delay. One user gives REACH's mode
 from __future__ import annotations
 
 import copy
-from math import factorial
-
 import numpy as np
 
+from harness.sim.erlang import erlang_c_wait, mmc_sojourn  # noqa: F401  (erlang_c_wait: its old home)
 from harness.sim.latency import LatencyModel
 from harness.sim.latency_kernel import loaded_times, node_load
 
@@ -52,12 +51,6 @@ def visits(model: LatencyModel) -> np.ndarray:
         for callees, w in model.groups[i]:
             v[callees] += v[i] * w
     return v
-
-
-def erlang_c_wait(c: int, a: float) -> float:
-    """Erlang C: the probability an arrival waits in M/M/c with offered load a = λ/μ < c."""
-    top = a ** c / factorial(c) * c / (c - a)
-    return top / (sum(a ** k / factorial(k) for k in range(c)) + top)
 
 
 def loaded_execution(model: LatencyModel, X: np.ndarray, load: float, closed: bool = False, knee: float = 1.0,
@@ -98,10 +91,11 @@ class QueueingModel:
         if self.discipline == "node-ps":
             return loaded_execution(self.model, X, rate, capacity=self.capacity, v=self.v)
         W = np.array(E, float)
-        for s, n in zip(*np.nonzero(X)):
-            c, mu = int(X[s, n]), 1000 / E[s, n]
-            a = lam[s, n] / mu
-            W[s, n] = np.inf if a >= c else erlang_c_wait(c, a) / (c * mu - lam[s, n]) * 1000 + E[s, n]
+        s, n = np.nonzero(X)
+        c, mu, rate = X[s, n], 1000 / E[s, n], lam[s, n]
+        stable = rate < c * mu
+        W[s[stable], n[stable]] = mmc_sojourn(c[stable], rate[stable], mu[stable]) * 1000
+        W[s[~stable], n[~stable]] = np.inf
         return W
 
     def node_load(self, X: np.ndarray, rate: float) -> np.ndarray:

@@ -1,0 +1,67 @@
+"""SIL-GPO's decision process (sim.deployenv) and the deployment baselines (policies.deployment)."""
+
+import numpy as np
+import pytest
+
+from harness.policies.deployment import DEPLOYERS, helas, mfds_fpr, random_feasible
+from harness.sim.deployenv import CODE_START, DeployEnv
+from harness.sim.servicegraph import ServiceGraphConfig, code_instance, delay, generate
+
+
+def test_an_episode_places_every_instance_with_the_codes_rewards():
+    g = code_instance()
+    env = DeployEnv(g)
+    assert env.steps == 62 and (env.X == g.initial()).all()
+    obs = env.observation()
+    assert obs["vector"].shape == (20,) and obs["deployment"].shape == (10, 15) and obs["invocation"].shape == (15, 6)
+    # the code describes the next instance: its traffic per server, then where it fits
+    nxt = env.service(1)
+    assert obs["routing"].shape[0] == sum(nxt in c for c in g.chains)
+    rewards = []
+    while not env.done:
+        before = env.current
+        n = int(g.preferred[env.service()])
+        _, r, done, info = env.step(n)
+        if not done:
+            assert r == pytest.approx(10.0 if info["delay"] == before else 10 * (before - info["delay"]))
+        rewards.append(r)
+    final = env.current
+    assert final == pytest.approx(24.752, abs=1e-3)
+    assert rewards[-1] == pytest.approx((before - final) + 2 * (CODE_START - final))
+    # the code's "lowest" is the episode just ended, so the next episode compares with it twice
+    env.reset()
+    while not env.done:
+        before = env.current
+        _, r, _, _ = env.step(int(g.preferred[env.service()]))
+    assert r == pytest.approx(before - final)
+
+
+def test_a_server_without_room_is_refused():
+    g = code_instance()
+    env = DeployEnv(g)
+    gpu_less = int(np.flatnonzero(g.gpu == 0)[0])
+    assert g.ai[env.service()]  # AI services first, and they need a GPU
+    assert not env.action_masks()[gpu_less]
+    with pytest.raises(ValueError, match="does not fit"):
+        env.step(gpu_less)
+
+
+@pytest.mark.parametrize("name", sorted(DEPLOYERS))
+def test_every_baseline_places_the_same_instances_within_capacity(name):
+    g = generate(ServiceGraphConfig(), 1)
+    kw = {"population": 6, "generations": 2} if name == "helas" else {}
+    X = (helas if name == "helas" else DEPLOYERS[name])(g, np.random.default_rng(0), **kw)
+    assert g.feasible(X)
+    assert (X.sum(axis=1) == g.initial().sum(axis=1) + g.demand()).all()
+
+
+def test_mfds_fpr_only_keeps_moves_that_lower_the_delay():
+    g = code_instance()
+    for seed in range(2):
+        start = delay(g, random_feasible(g, np.random.default_rng(seed))).total
+        assert delay(g, mfds_fpr(g, np.random.default_rng(seed))).total < start
+
+
+def test_the_queue_aware_greedy_matches_or_beats_the_codes_greedy_on_its_instance():
+    g = code_instance()
+    assert delay(g, DEPLOYERS["queue-greedy"](g, None)).total <= delay(g, DEPLOYERS["preferred"](g, None)).total
