@@ -22,11 +22,18 @@ scaling rules are not published).
   genome to their best server. A genome decodes instance by instance: a gene whose server is
   full goes to a random server with room.
 
+- ``optimal``: the exact optimum of the same problem on a tiny instance, by enumeration: each
+  service's instances as a multiset of servers (instances of one service are alike), every
+  combination within capacity scored by the model. The delay is not linear in X (Erlang C,
+  eq. 52's ratios), so a MILP would need a piecewise model; enumeration is exact.
+
 The total delay is ``servicegraph.delay(g, X).total``, in the world's form (paper or code).
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 from typing import Callable
 
 import numpy as np
@@ -137,6 +144,28 @@ def helas(g: ServiceGraph, rng: np.random.Generator, population: int = 30, gener
         pop = nxt
     best = min(pop, key=lambda p: p[0])[1]
     return _decode(g, best, rng)[0]
+
+
+def optimal(g: ServiceGraph, rng: np.random.Generator | None = None, limit: int = 200_000) -> np.ndarray:
+    """The deployment of least total delay among every one within capacity (enumerated)."""
+    demand = g.demand()
+    count = math.prod(math.comb(g.N + d - 1, d) for d in demand)
+    if count > limit:
+        raise ValueError(f"{count:,} deployments to enumerate (limit {limit:,}): optimal is for tiny instances")
+    choices = [list(itertools.combinations_with_replacement(range(g.N), int(d))) for d in demand]
+    best, best_t, start = None, np.inf, g.initial()
+    for combo in itertools.product(*choices):
+        X = start.copy()
+        for m, servers in enumerate(combo):
+            np.add.at(X[m], list(servers), 1)
+        if not g.feasible(X):
+            continue
+        t = delay(g, X).total
+        if t < best_t:
+            best, best_t = X, t
+    if best is None:
+        raise ValueError("no deployment fits")
+    return best
 
 
 DEPLOYERS: dict[str, Callable[[ServiceGraph, np.random.Generator], np.ndarray]] = {

@@ -16,12 +16,17 @@ Observation (eqs. 42-47), numpy arrays a graph encoder reads:
 - ``deployment``: (N, S) instances per server and service (the deployment graph's node
   features; its edges are ``adjacency``);
 - ``routing``: (K, N, S), for each request whose chain holds that service, the probability it
-  reaches each (server, service) (the routing graphs' node features);
+  reaches each (server, service) (the routing graphs' node features); ``routing_edges``, per
+  such request, (2, E) the hops n -> n' it may take, each pair once (the code lists a pair
+  once per hop of the chain that may take it: a pair used by three hops weighs three times in
+  its attention; here once, and the graph is up to L − 1 times smaller);
 - ``invocation``: (S, 6) id, CPU, GPU, storage, output size, rate (the invocation graph; its
   edges ``invocation_adjacency``: consecutive services of any chain, and self-loops).
 
 The code's vector part describes the *next* instance (index + 1) while the action places this
-one; ``silgpo_compat`` does the same. If no server has room for an instance it is left out (and
+one; ``silgpo_compat`` does the same. (The code also masks its action with that next instance's
+fit, and places a misfit regardless; harness's mask, ``action_masks``, is always the placed
+instance's, and a misfit is refused.) If no server has room for an instance it is left out (and
 counted in ``dropped``); the paper's settings always have room.
 """
 
@@ -101,12 +106,16 @@ class DeployEnv:
             holds = [r for r, c in enumerate(g.chains) if m in c]
         else:
             vector, holds = np.zeros(2 * g.N), list(range(len(g.chains)))
-        routes = np.zeros((len(holds), g.N, g.S))
+        routes, edges = np.zeros((len(holds), g.N, g.S)), []
         for i, r in enumerate(holds):
-            for k, m in enumerate(g.chains[r]):
+            chain, hops = g.chains[r], np.zeros((g.N, g.N), bool)
+            for k, m in enumerate(chain):
                 routes[i, :, m] += Q[r, k]
+                if k:  # every hop a request may take from the servers of its previous service
+                    hops |= (Q[r, k - 1][:, None] > 0) & (P[m] > 0)
+            edges.append(np.stack(np.nonzero(hops)))
         return {"vector": vector.astype(np.float32), "deployment": self.X.T.astype(np.float32),
-                "adjacency": g.adj, "routing": routes.astype(np.float32),
+                "adjacency": g.adj, "routing": routes.astype(np.float32), "routing_edges": edges,
                 "invocation": self.invocation.astype(np.float32), "invocation_adjacency": self.invocation_adjacency}
 
 

@@ -65,3 +65,27 @@ def test_mfds_fpr_only_keeps_moves_that_lower_the_delay():
 def test_the_queue_aware_greedy_matches_or_beats_the_codes_greedy_on_its_instance():
     g = code_instance()
     assert delay(g, DEPLOYERS["queue-greedy"](g, None)).total <= delay(g, DEPLOYERS["preferred"](g, None)).total
+
+
+TINY = ServiceGraphConfig(servers=3, hac=(2,), microservices=4, ai_services=1, requests=5, ai_requests=2,
+                          chain=(2, 3), chain_ai_ms=(1, 2), chain_ai_ai=(1, 1), silgpo_compat=True)
+
+
+def test_the_optimum_is_the_best_of_every_assignment_and_no_baseline_beats_it():
+    import itertools
+
+    from harness.policies.deployment import optimal
+
+    g = generate(TINY, 2)
+    best = np.inf
+    for servers in itertools.product(range(g.N), repeat=len(g.to_place())):  # every instance anywhere
+        X = g.initial()
+        np.add.at(X, (g.to_place(), list(servers)), 1)
+        if g.feasible(X):
+            best = min(best, delay(g, X).total)
+    opt = delay(g, optimal(g)).total
+    assert opt == pytest.approx(best)
+    for name, deploy in DEPLOYERS.items():
+        assert delay(g, deploy(g, np.random.default_rng(0))).total >= opt - 1e-12, name
+    with pytest.raises(ValueError, match="tiny"):
+        optimal(code_instance())

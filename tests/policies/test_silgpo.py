@@ -1,0 +1,88 @@
+"""SIL-GPO's learner: its parts against what they must compute, and a short training that runs."""
+
+import numpy as np
+import pytest
+import torch
+
+from harness.policies.silgpo import Curve, HighReturnBuffer, RewardScaling, SilGpoArgs, _update, deploy, train
+from harness.rl.gat import SilGpoNet, collate
+from harness.sim.deployenv import DeployEnv
+from harness.sim.servicegraph import ServiceGraphConfig, delay, generate
+
+SMALL = ServiceGraphConfig(requests=10, ai_requests=4)
+
+
+def test_reward_scaling_divides_by_the_running_std_of_the_discounted_return():
+    s = RewardScaling(0.9)
+    assert s(2.0) == 2.0  # one value: no spread yet
+    returns = [2.0, 0.9 * 2.0 + 1.0]
+    assert s(1.0) == pytest.approx(1.0 / np.std(returns))
+    s.reset()  # a new episode: the return restarts, the statistics stay
+    returns.append(3.0)
+    assert s(3.0) == pytest.approx(3.0 / np.std(returns))
+
+
+def test_the_high_return_buffer_admits_good_episodes_and_their_positive_steps():
+    buf = HighReturnBuffer(size=10, gamma=0.5)
+    good = [({}, None, 0, 1.0), ({}, None, 1, -4.0), ({}, None, 2, 8.0)]
+    bad = [({}, None, 3, -1.0)]
+    buf.admit([good, bad])
+    # good's returns: 1 + 0.5·0 = 1.0, −4 + 0.5·8 = 0.0, 8.0; their sum 9 ≥ 0.9 × 0 admits it, and its
+    # steps of positive return are kept; bad's sum −1 is below 0.9 × 9
+    assert [it[2] for it in buf.items] == [0, 2] and buf.best == pytest.approx(9.0)
+    buf.admit([[({}, None, 4, 1.0)]])  # 1.0 < 0.9 · 9: not admitted
+    assert len(buf.items) == 2
+
+
+def test_the_curve_finds_the_episode_at_95_percent_of_the_improvement():
+    c = Curve(episodes=[10, 20, 30, 40], delay=[60.0, 40.0, 31.5, 30.0])
+    assert c.to_reach(0.95) == 30 and c.to_reach(1.0) == 40
+
+
+@pytest.mark.parametrize("encoder", ["gat", "mlp"])
+def test_the_networks_read_a_batch_of_observations(encoder):
+    g = generate(SMALL, 0)
+    env = DeployEnv(g)
+    obs = [env.reset()]
+    obs.append(env.step(int(np.flatnonzero(env.action_masks())[0]))[0])
+    actor, critic = SilGpoNet(g.N, g.S, g.N, encoder), SilGpoNet(g.N, g.S, 1, encoder)
+    assert actor(collate(obs)).shape == (2, g.N) and critic(collate(obs)).shape == (2, 1)
+    # one observation alone gives what it gives in a batch
+    torch.testing.assert_close(actor(collate(obs[1:])), actor(collate(obs))[1:], atol=1e-5, rtol=1e-4)
+
+
+def _sil_only_update(sil_critic_grad: bool):
+    """Critic parameters after one update whose PPO critic loss is zero and SIL holds one item."""
+    g = generate(SMALL, 0)
+    env = DeployEnv(g)
+    obs = env.reset()
+    mask = env.action_masks()
+    torch.manual_seed(0)
+    actor, critic = SilGpoNet(g.N, g.S, g.N, "mlp"), SilGpoNet(g.N, g.S, 1, "mlp")
+    with torch.no_grad():
+        v = float(critic(collate([obs])))
+    sil = HighReturnBuffer(4, 0.9)
+    sil.items = [(obs, mask, int(np.flatnonzero(mask)[0]), v + 5.0)] * 2
+    before = [p.detach().clone() for p in critic.parameters()]
+    opt_a = torch.optim.SGD(actor.parameters(), lr=0.0)
+    opt_c = torch.optim.SGD(critic.parameters(), lr=0.1)
+    # reward v − γ·0 on a terminal step: the one-step target equals V(s), so the PPO critic loss is 0
+    steps = [(obs, mask, int(np.flatnonzero(mask)[0]), 0.0, v, True)]
+    args = SilGpoArgs(epochs=1, sil_critic_grad=sil_critic_grad)
+    _update(actor, critic, opt_a, opt_c, steps, 4, sil, args, np.random.default_rng(0))
+    return any(not torch.equal(a, b) for a, b in zip(before, critic.parameters()))
+
+
+def test_the_sil_value_loss_trains_the_critic_only_in_the_papers_form():
+    assert _sil_only_update(sil_critic_grad=True)
+    assert not _sil_only_update(sil_critic_grad=False)  # the code's detach: no gradient
+
+
+def test_a_short_training_runs_evaluates_and_deploys_within_capacity():
+    g = generate(SMALL, 1)
+    actor, _, curve, secs = train(g, SilGpoArgs(episodes=4, batch_episodes=2, evaluate_every=2, encoder="mlp",
+                                                sil="on", seed=3))
+    assert curve.episodes == [2, 4] and len(curve.delay) == 2 and secs > 0
+    X = deploy(g, actor)
+    assert g.feasible(X) and X.sum() == g.initial().sum() + len(g.to_place())
+    assert delay(g, X).total == pytest.approx(curve.delay[-1])  # the last evaluation is the greedy deployment
