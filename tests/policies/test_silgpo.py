@@ -86,3 +86,27 @@ def test_a_short_training_runs_evaluates_and_deploys_within_capacity():
     X = deploy(g, actor)
     assert g.feasible(X) and X.sum() == g.initial().sum() + len(g.to_place())
     assert delay(g, X).total == pytest.approx(curve.delay[-1])  # the last evaluation is the greedy deployment
+
+
+def test_rsdql_deploy_learns_toward_the_bellman_target_and_keeps_its_best_evaluation():
+    from harness.policies.rsdql_deploy import RsdqlDeployArgs, _learn, _q, deploy as dqn_deploy, train as dqn_train
+
+    g = generate(SMALL, 2)
+    env = DeployEnv(g)
+    obs = env.reset()
+    a = int(np.flatnonzero(env.action_masks())[0])
+    nxt, r, done, _ = env.step(a)
+    item = (obs, a, r, nxt, done, env.action_masks())
+    torch.manual_seed(0)
+    net = SilGpoNet(g.N, g.S, g.N, "mlp")
+    target = SilGpoNet(g.N, g.S, g.N, "mlp")
+    with torch.no_grad():
+        y = r + 0.9 * float(_q(target, [nxt], env.action_masks()[None]).max())
+    opt = torch.optim.SGD(net.parameters(), lr=1e-3)
+    args = RsdqlDeployArgs()
+    before = abs(float(net(collate([obs]))[0, a]) - y)
+    for _ in range(5):
+        _learn(net, target, opt, [item], args)
+    assert abs(float(net(collate([obs]))[0, a]) - y) < before
+    best, curve, _ = dqn_train(g, RsdqlDeployArgs(episodes=4, evaluate_every=2, encoder="mlp", batch=8))
+    assert delay(g, dqn_deploy(g, best)).total == pytest.approx(min(curve.delay))

@@ -1,0 +1,118 @@
+"""RSDQL as SIL-GPO's authors ran it (paper 002's third baseline; ``NEW_PPO/DQN.py`` at 17451c5):
+a DQN over the same graph-attention encoders (``harness.rl.gat``, a Q-value per server) in the
+same service-graph world, reward and routing. harness's ``rsdql`` is another thing: REACH's
+baseline, one move per step of a rescheduling loop.
+
+The code's settings: Adam at 1e-4; ε-greedy from 1.0 to 0.01, ×0.999 per episode; a learning
+step every 10 environment steps on 128 transitions from a ring of 5 episodes' size; the target
+network copied from the online one after each learning step; γ 0.9; raw rewards. The code
+keeps the model of the best evaluation (every 10 episodes) by reward; harness keeps the best by
+total delay, which is what is compared. The code's target maxes the next state's Q-values over
+the *current* transition's mask; harness uses the next state's own mask. No reward sharing,
+the "RS" of RSDQL, is in the code, and none is here.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+
+from harness.policies.silgpo import Curve
+from harness.sim.deployenv import DeployEnv
+from harness.sim.servicegraph import ServiceGraph, delay
+
+
+@dataclass
+class RsdqlDeployArgs:
+    episodes: int = 2000
+    lr: float = 1e-4
+    gamma: float = 0.9
+    eps_start: float = 1.0
+    eps_end: float = 0.01
+    eps_decay: float = 0.999
+    learn_every: int = 10
+    batch: int = 128
+    buffer_episodes: int = 5
+    evaluate_every: int = 10
+    encoder: str = "gat"
+    seed: int = 1
+
+
+def _q(net, observations: list[dict], masks: np.ndarray) -> torch.Tensor:
+    from harness.rl.gat import collate
+
+    return net(collate(observations)).masked_fill(~torch.as_tensor(masks), -torch.inf)
+
+
+def greedy(net, env: DeployEnv, obs: dict) -> int:
+    with torch.no_grad():
+        return int(_q(net, [obs], env.action_masks()[None]).argmax())
+
+
+def deploy(g: ServiceGraph, net) -> np.ndarray:
+    env = DeployEnv(g)
+    obs = env.reset()
+    while not env.done:
+        obs = env.step(greedy(net, env, obs))[0]
+    return env.X
+
+
+def train(g: ServiceGraph, args: RsdqlDeployArgs, on_progress: Callable[[int, float], None] | None = None):
+    """(the network of the best evaluation, Curve, seconds)."""
+    from harness.rl.gat import SilGpoNet
+
+    torch.manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    env = DeployEnv(g)
+    net = SilGpoNet(g.N, g.S, g.N, args.encoder)
+    target = copy.deepcopy(net)
+    opt = torch.optim.Adam(net.parameters(), lr=args.lr)
+    ring: list[tuple] = []
+    size, steps, eps = args.buffer_episodes * env.steps, 0, args.eps_start
+    best, best_delay, curve, t0 = copy.deepcopy(net), np.inf, Curve(), time.monotonic()
+    for episode in range(1, args.episodes + 1):
+        obs = env.reset()
+        while not env.done:
+            mask = env.action_masks()
+            a = int(rng.choice(np.flatnonzero(mask))) if rng.random() < eps else greedy(net, env, obs)
+            nxt, r, done, _ = env.step(a)
+            item = (obs, a, r, nxt, done, env.action_masks() if not done else np.ones(g.N, bool))
+            if len(ring) < size:
+                ring.append(item)
+            else:
+                ring[steps % size] = item
+            obs, steps = nxt, steps + 1
+            if steps % args.learn_every == 0 and len(ring) >= args.batch:
+                _learn(net, target, opt, [ring[i] for i in rng.choice(len(ring), args.batch, replace=False)], args)
+                target.load_state_dict(net.state_dict())
+        eps = max(args.eps_end, eps * args.eps_decay)
+        if episode % args.evaluate_every == 0:
+            now = delay(g, deploy(g, net)).total
+            if now < best_delay:
+                best, best_delay = copy.deepcopy(net), now
+            curve.episodes.append(episode)
+            curve.delay.append(now)
+            curve.sil_on.append(False)
+            if on_progress:
+                on_progress(episode, now)
+    return best, curve, time.monotonic() - t0
+
+
+def _learn(net, target, opt, batch: list[tuple], args: RsdqlDeployArgs) -> float:
+    obs, actions, rewards, nxt, dones, next_masks = zip(*batch)
+    q = _q(net, list(obs), np.ones((len(obs), len(next_masks[0])), bool)).gather(
+        1, torch.as_tensor(actions)[:, None]).squeeze(1)
+    with torch.no_grad():
+        best_next = _q(target, list(nxt), np.stack(next_masks)).max(dim=1).values
+        done = torch.as_tensor(dones, dtype=torch.float32)
+        y = torch.as_tensor(rewards, dtype=torch.float32) + args.gamma * torch.where(done > 0, 0.0, best_next)
+    loss = torch.nn.functional.mse_loss(q, y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return float(loss.detach())
