@@ -47,7 +47,7 @@ def main() -> int:
     g = code_instance()
     label = f"{args.encoder}-sil_{args.sil}{'-code' if args.code_sil else ''}"
     args.out.mkdir(parents=True, exist_ok=True)
-    finals, bests, reach95, speed = [], [], [], []
+    finals, bests, reach95, speed, curves = [], [], [], [], []
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         cfg = SilGpoArgs(episodes=args.episodes, encoder=args.encoder, sil=args.sil,
                          sil_critic_grad=not args.code_sil, seed=seed)
@@ -64,6 +64,7 @@ def main() -> int:
             w = csv.writer(f)
             w.writerow(["episode", "delay", "sil_on"])
             w.writerows(zip(curve.episodes, curve.delay, curve.sil_on))
+        curves.append((seed, curve))
         finals.append(final)
         bests.append(min(curve.delay))
         reach95.append(curve.to_reach(0.95))
@@ -79,7 +80,31 @@ def main() -> int:
     print(f"  the code's greedy {pg:.3f}, queue-greedy {qg:.3f}; the authors' logged agent ≈ {LOGGED['converged']} "
           f"(from episode {LOGGED['converged from episode']}, starting ≈ {LOGGED['start']:.0f})")
     print(f"  SIL-GPO against the best baseline: {100 * (fm / min(pg, qg) - 1):+.1f} %")
+    print(f"  learning curves: {plot(curves, label, {'the code greedy': pg, 'queue-greedy': qg}, args.out)}")
     return 0
+
+
+def plot(curves, label: str, lines: dict[str, float], out: Path) -> Path:
+    """The greedy evaluations of every seed, the baselines and the authors' logged agent as lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for seed, curve in curves:
+        ax.plot(curve.episodes, curve.delay, marker=".", markersize=3, label=f"SIL-GPO ({label}) seed {seed}")
+    for name, value in lines.items():
+        ax.axhline(value, linestyle="--", linewidth=1, color="grey" if "queue" in name else "black", label=name)
+    ax.axhline(LOGGED["converged"], linestyle=":", color="red", label="the authors' logged SIL-GPO")
+    ax.set_xlabel("episode")
+    ax.set_ylabel("total delay (the code's form)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = out / f"{label}.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 if __name__ == "__main__":
