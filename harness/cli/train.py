@@ -16,7 +16,8 @@ def train(
     app_file: Optional[Path] = typer.Option(None, "--app", help="App JSON."),
     profile: Optional[Path] = typer.Option(None, "--profile", help="Profile JSON."),
     testbed: Optional[Path] = typer.Option(None, "--testbed", help="Testbed state file (default: the profile's nodes)."),
-    policy: str = typer.Option("reach", help="Trainable policy (reach, rsdql, or package.module:Class)."),
+    policy: str = typer.Option("reach", help="Trainable policy (reach, rsdql, or package.module:Class; in worlds of "
+                               "their own: sil-gpo, rsdql-deploy, ds-ppo)."),
     out: Path = typer.Option(Path("models"), help="Folder for the model, its metadata and learning curve."),
     name: Optional[str] = typer.Option(None, help="Model file name without .pt (default: "
                                        "<policy>-<app>-seed<seed>-<utc time>)."),
@@ -26,9 +27,10 @@ def train(
     show_help: bool = typer.Option(False, "--help", help="Show this message and the policy's own flags."),
 ) -> None:
     """Train a rescheduling policy in CEEnv (the simulator built from the app, the profile and the
-    testbed); writes the model with its metadata and a learning curve (CSV and PNG). Every field of
-    the policy's Args and of the environment's config is a flag (see --policy NAME --help); --steps
-    is --total-steps."""
+    testbed), or a learner of a world of its own (sil-gpo and rsdql-deploy in SIL-GPO's deployment
+    world, ds-ppo in HephaestusForge's admission world: no app or profile); writes the model with
+    its metadata and a learning curve (CSV and PNG). Every field of the policy's Args and of its
+    environment's or world's settings is a flag (see --policy NAME --help); --steps is --total-steps."""
     import time
 
     from harness.errors import UserError
@@ -37,11 +39,16 @@ def train(
     from harness.policies.learned import training_config, training_groups
     from harness.spec.args import flags_help
 
+    from harness.policies import world_learners
+
+    if policy in world_learners.NAMES:  # its world is not CEEnv: no app or profile
+        return _train_world(ctx, policy, out, name, force, show_help)
     cls = resolve(policy)
     if Ability.TRAIN not in cls.abilities:
         from harness.policies import REGISTRY
 
-        trainable = ", ".join(n for n, c in sorted(REGISTRY.items()) if Ability.TRAIN in c.abilities)
+        trainable = ", ".join([n for n, c in sorted(REGISTRY.items()) if Ability.TRAIN in c.abilities]
+                              + list(world_learners.NAMES))
         raise UserError(f"cannot train {policy!r}; trainable: {trainable}", field="--policy")
     if show_help:
         print(ctx.get_help())
@@ -67,3 +74,31 @@ def train(
                                      lambda s, r: bar.update(task, completed=s, ret=r))
     print(f"trained in {time.monotonic() - t:.0f}s; final mean return {curve[-1][1]:.1f}; wrote {path} "
           f"(+ .json metadata, .curve.csv, .curve.png)")
+
+
+def _train_world(ctx: typer.Context, policy: str, out: Path, name: Optional[str], force: bool, show_help: bool) -> None:
+    """A learner of a world of its own (``harness.policies.world_learners``), with a progress bar."""
+    import time
+
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from harness.policies import world_learners
+    from harness.spec.args import flags_help
+
+    if show_help:
+        print(ctx.get_help())
+        learner = world_learners._learners()[policy]
+        print(f"\nFlags of --policy {policy} (world: {learner.world}):\n" + flags_help(world_learners.groups(learner)))
+        return
+    args, world, built = world_learners.parse(policy, ctx.args)
+    t = time.monotonic()
+    with Progress(TextColumn(f"training {policy}"), BarColumn(), TextColumn("{task.completed:,}/{task.total:,}"),
+                  TextColumn("{task.fields[last]}"), TimeElapsedColumn(), TimeRemainingColumn()) as bar:
+        task = bar.add_task("train", total=getattr(args, "episodes", getattr(args, "total_steps", 0)), last="")
+
+        def progress(done: int, total: int, value: float) -> None:
+            bar.update(task, completed=done, total=total, last=f"last {value:.3f}")
+
+        path, meta = world_learners.train_and_save(policy, args, world, built, out, name, force, progress)
+    best = f"; best evaluated delay {meta['best_delay']:.3f}" if meta.get("best_delay") is not None else ""
+    print(f"trained in {time.monotonic() - t:.0f}s{best}; wrote {path} (+ .json metadata, .curve.csv, .curve.png)")

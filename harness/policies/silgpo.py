@@ -36,6 +36,7 @@ from harness.rl.nets import masked_categorical, masked_log_softmax
 from harness.rl.ppo import gae
 from harness.sim.deployenv import DeployEnv
 from harness.sim.servicegraph import ServiceGraph
+from harness.spec.args import arg
 
 
 @dataclass
@@ -52,10 +53,11 @@ class SilGpoArgs:
     batch_episodes: int = 5
     greedy_every: int = 5
     evaluate_every: int = 10
-    sil: str = "auto"  # auto (the code's on/off rule), on, off
+    sil: str = arg("auto", "self-imitation: auto (the code's on/off rule), on or off")
     sil_weight: float = 0.2
-    sil_critic_grad: bool = True
-    encoder: str = "gat"  # gat, or mlp (the ablation)
+    sil_critic_grad: bool = arg(True, "the SIL value loss trains the critic (the paper); --no-sil-critic-grad "
+                                      "detaches it (the authors' code)")
+    encoder: str = arg("gat", "gat (GATv2 encoders) or mlp (each node alone: the ablation)")
     max_grad_norm: float = 0.5
     seed: int = 1
 

@@ -6,11 +6,14 @@ import csv
 from pathlib import Path
 
 
-def write_curve(rows: list[tuple[int, float, float]], csv_path: Path, png_path: Path, title: str) -> None:
-    """rows: (env steps, mean episodic return over the last episodes, wall seconds)."""
+def write_curve(rows: list[tuple], csv_path: Path, png_path: Path, title: str,
+                columns: tuple[str, ...] = ("env_steps", "mean_return", "seconds"),
+                labels: tuple[str, str] = ("environment steps", "mean episodic return")) -> None:
+    """rows: (x, y, …) under ``columns`` (default: env steps, mean episodic return over the last
+    episodes, wall seconds); the PNG plots y against x with ``labels``."""
     with open(csv_path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["env_steps", "mean_return", "seconds"])
+        w.writerow(columns)
         w.writerows(rows)
     import matplotlib
 
@@ -18,9 +21,9 @@ def write_curve(rows: list[tuple[int, float, float]], csv_path: Path, png_path: 
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 3.5), dpi=120)
-    ax.plot([r[0] for r in rows], [r[1] for r in rows])
-    ax.set_xlabel("environment steps")
-    ax.set_ylabel("mean episodic return")
+    ax.plot([r[0] for r in rows], [r[1] for r in rows], marker="." if len(rows) < 50 else None)
+    ax.set_xlabel(labels[0])
+    ax.set_ylabel(labels[1])
     ax.set_title(title)
     ax.grid(alpha=0.3)
     fig.tight_layout()

@@ -1,0 +1,146 @@
+"""Learners whose world is not the one ground's cluster view: HephaestusForge's DS-PPO in the
+multi-cluster admission world (paper 001) and SIL-GPO with its DQN baseline in the
+service-graph deployment world (paper 002). ``harness train --policy NAME`` trains one in the
+world it declares: every field of its Args and of its world's settings is a flag, and the model
+is saved as every harness model is (``<out>/<name>.pt`` with its metadata in ``.json`` and its
+learning curve in ``.curve.csv`` and ``.curve.png``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from harness.errors import UserError
+from harness.spec.args import arg
+
+
+@dataclass
+class ServiceGraphWorld:
+    """Which instance of SIL-GPO's world a model is trained on."""
+
+    instance: int = arg(-1, "-1: the authors' default instance (their generator, seed 3); n >= 0: a generated "
+                            "instance of seed n")
+    sweep: Optional[str] = arg(None, "a setting of Figs 8-10: arrival=LOW,HIGH, chain=LOW,HIGH or requests=N")
+    paper_form: bool = arg(False, "score the paper's form of the total delay (seconds), not the authors' code's")
+
+    def build(self):
+        """The instance; a bad setting is one UserError line."""
+        from harness.sim.servicegraph import ServiceGraphConfig, code_instance, generate
+
+        cfg = ServiceGraphConfig(silgpo_compat=not self.paper_form)
+        if self.sweep:
+            figure, _, value = self.sweep.partition("=")
+            try:
+                if figure not in ("arrival", "chain", "requests"):
+                    raise ValueError(f"no figure sweeps {figure!r}")
+                parsed = tuple(float(v) for v in value.split(","))
+                if len(parsed) != (1 if figure == "requests" else 2):
+                    raise ValueError(f"{len(parsed)} value(s)")
+                cfg = cfg.sweep(figure, parsed if len(parsed) == 2 else parsed[0])
+            except (ValueError, KeyError) as exc:
+                raise UserError(f"{self.sweep!r} is not arrival=LOW,HIGH, chain=LOW,HIGH or requests=N ({exc})",
+                                field="--sweep") from None
+            if self.instance < 0:
+                raise UserError("a setting of Figs 8-10 needs a generated instance (--instance n >= 0); the "
+                                "authors' instance is the default setting", field="--sweep")
+        return code_instance(cfg) if self.instance < 0 else generate(cfg, self.instance)
+
+
+@dataclass(frozen=True)
+class WorldLearner:
+    name: str
+    world: str
+    Args: type
+    World: type
+    train: Callable[[Any, Any, Callable], tuple[Any, dict, list[tuple], tuple[str, ...], tuple[str, str]]]
+
+
+def _train_silgpo(g, args, progress):
+    from harness.policies.silgpo import train
+
+    actor, _, curve, secs = train(g, args, lambda e, d, sil: progress(e, args.episodes, d))
+    rows = list(zip(curve.episodes, curve.delay, curve.sil_on))
+    return actor, {"seconds": secs, "best_delay": min(curve.delay, default=None),
+                   "servers": g.N, "services": g.S}, rows, ("episode", "delay", "sil_on"), \
+        ("episode", "total delay of the greedy policy")
+
+
+def _train_rsdql(g, args, progress):
+    from harness.policies.rsdql_deploy import train
+
+    net, curve, secs = train(g, args, lambda e, d: progress(e, args.episodes, d))
+    rows = list(zip(curve.episodes, curve.delay))
+    return net, {"seconds": secs, "best_delay": min(curve.delay, default=None), "servers": g.N, "services": g.S}, \
+        rows, ("episode", "delay"), ("episode", "total delay of the greedy policy")
+
+
+def _train_ds_ppo(world, args, progress):
+    from harness.policies.ds_ppo import train
+
+    rows: list[tuple] = []
+    t0 = time.monotonic()
+
+    def seen(step, ret):
+        rows.append((step, ret, time.monotonic() - t0))
+        progress(step, args.total_steps, ret)
+
+    actor, _, secs = train(world, args, seen)
+    return actor, {"seconds": secs}, rows, ("env_steps", "mean_return", "seconds"), \
+        ("environment steps", "mean episodic return")
+
+
+def _learners() -> dict[str, WorldLearner]:
+    from harness.policies.ds_ppo import DsPpoArgs
+    from harness.policies.rsdql_deploy import RsdqlDeployArgs
+    from harness.policies.silgpo import SilGpoArgs
+    from harness.sim.multicluster import MultiClusterConfig
+
+    return {"sil-gpo": WorldLearner("sil-gpo", "servicegraph", SilGpoArgs, ServiceGraphWorld, _train_silgpo),
+            "rsdql-deploy": WorldLearner("rsdql-deploy", "servicegraph", RsdqlDeployArgs, ServiceGraphWorld,
+                                         _train_rsdql),
+            "ds-ppo": WorldLearner("ds-ppo", "multicluster", DsPpoArgs, MultiClusterConfig, _train_ds_ppo)}
+
+
+NAMES = ("sil-gpo", "rsdql-deploy", "ds-ppo")
+
+
+def groups(learner: WorldLearner) -> dict[str, type]:
+    return {f"{learner.name} (its Args)": learner.Args, f"world ({learner.world})": learner.World}
+
+
+def parse(name: str, argv: list[str]) -> tuple[Any, Any, Any]:
+    """(Args, world settings, the world they build) from ``harness train``'s flags; a bad flag or
+    setting is one UserError line."""
+    from harness.spec.args import parse_flags
+
+    learner = _learners()[name]
+    parsed = parse_flags(list(argv), groups(learner))
+    world = parsed[f"world ({learner.world})"]
+    return parsed[f"{name} (its Args)"], world, world.build() if hasattr(world, "build") else world
+
+
+def train_and_save(name: str, args, world, built, out_dir: Path, model: str | None, force: bool,
+                   progress: Callable[[int, int, float], None]) -> tuple[Path, dict]:
+    """Train the world learner ``name`` in ``built`` (from ``parse``); (model path, metadata)."""
+    from harness.rl.acting import save_model
+    from harness.rl.curves import write_curve
+
+    learner = _learners()[name]
+    started = time.time()
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(started))
+    path = out_dir / f"{model or f'{name}-{learner.world}-seed{args.seed}-{stamp}'}.pt"
+    if path.exists() and not force:
+        raise UserError("a model of that name exists; choose another --name, or --force to replace it",
+                        source=str(path))
+    net, extra, rows, columns, labels = learner.train(built, args, progress)
+    meta = {"policy": name, "world": learner.world, "world_config": dataclasses.asdict(world),
+            "args": dataclasses.asdict(args), "name": path.stem,
+            "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), **extra}
+    save_model(net, meta, path)
+    write_curve(rows, path.with_suffix(".curve.csv"), path.with_suffix(".curve.png"), f"{name} in {learner.world}",
+                columns, labels)
+    return path, meta

@@ -1,0 +1,59 @@
+"""``harness train`` for the learners of worlds of their own (SIL-GPO's deployment world,
+HephaestusForge's admission world): a model, its metadata and its curve are written, the model
+loads and acts, and a bad setting is one line with status 2."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+
+import numpy as np
+import torch
+
+from tests.conftest import REPO
+
+
+def harness(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_sil_gpo_trains_from_the_cli_and_its_model_deploys(tmp_path):
+    r = harness("train", "--policy", "sil-gpo", "--episodes", "4", "--batch-episodes", "2", "--evaluate-every", "2",
+                "--encoder", "mlp", "--instance", "0", "--sweep", "requests=10", "--out", str(tmp_path), "--name", "m")
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((tmp_path / "m.json").read_text())
+    assert meta["policy"] == "sil-gpo" and meta["world_config"] == {"instance": 0, "sweep": "requests=10",
+                                                                    "paper_form": False}
+    rows = list(csv.DictReader((tmp_path / "m.curve.csv").open()))
+    assert [int(r["episode"]) for r in rows] == [2, 4] and (tmp_path / "m.curve.png").stat().st_size > 0
+    from harness.policies.silgpo import deploy
+    from harness.policies.world_learners import ServiceGraphWorld
+    from harness.rl.gat import SilGpoNet
+    from harness.sim.servicegraph import delay
+
+    g = ServiceGraphWorld(**meta["world_config"]).build()
+    actor = SilGpoNet(g.N, g.S, g.N, "mlp")
+    actor.load_state_dict(torch.load(tmp_path / "m.pt", weights_only=False)["state_dict"])
+    assert delay(g, deploy(g, actor)).total == float(rows[-1]["delay"])  # the saved actor is the one evaluated last
+
+
+def test_ds_ppo_trains_from_the_cli(tmp_path):
+    r = harness("train", "--policy", "ds-ppo", "--total-steps", "400", "--envs", "2", "--steps", "100",
+                "--clusters", "3", "--out", str(tmp_path), "--name", "d")
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((tmp_path / "d.json").read_text())
+    assert meta["world"] == "multicluster" and meta["world_config"]["clusters"] == 3
+    rows = list(csv.DictReader((tmp_path / "d.curve.csv").open()))
+    assert int(rows[-1]["env_steps"]) == 400 and np.isfinite(float(rows[-1]["mean_return"]))
+
+
+def test_a_bad_world_setting_is_one_line_and_status_2(tmp_path):
+    for args, says in ((("--sweep", "arrival=3"), "arrival=LOW,HIGH"),
+                       (("--sweep", "arrival=3,5"), "needs a generated instance"),
+                       (("--encoder", "gat", "--epsiodes", "3"), "--epsiodes")):
+        r = harness("train", "--policy", "sil-gpo", *args, "--out", str(tmp_path))
+        assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not list(tmp_path.iterdir())  # nothing half-written
