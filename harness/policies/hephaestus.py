@@ -8,6 +8,14 @@
 - ``karmada-greedy``: the most replicas available, the mean over CPU and memory of free / request
   (Karmada's available-replicas estimate).
 
+Two heuristics of harness's answer the question the paper leaves open — how much of Fig. 8
+(the agents reject far less as R grows) is learning, and how much is the spread actions the
+agents have and the baselines lack:
+
+- ``spread-ffd``: binpack-greedy's cluster when one has room for all R; otherwise the FFD spread
+  (the agents' action C), which the world rejects if it does not fit;
+- ``spread-bf1b1``: the same with the BF1B1 spread (action C + 2).
+
 ``first_three``: the authors' baseline script (run_baselines.py) slices the mask with the wrong
 width (``mask[:-(C + 1)]`` of C + 4 actions), so it only ever considers the first three clusters,
 whatever C; their published logs match every cluster considered (binpack's cost: 3.67 logged,
@@ -21,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-from harness.sim.multicluster import EXTRA_ROWS, MultiClusterEnv
+from harness.sim.multicluster import EXTRA_ROWS, SPREADS, MultiClusterEnv
 
 
 def _candidates(env: MultiClusterEnv, first_three: bool) -> np.ndarray:
@@ -60,5 +68,15 @@ def hf_latency_greedy(env: MultiClusterEnv, first_three: bool = False) -> int:
     return int(env.rng.choice(c)) if len(c) else _reject(env)
 
 
+def _spread_when_full(kind: str) -> Callable[..., int]:
+    def choose(env: MultiClusterEnv, first_three: bool = False) -> int:
+        if len(_candidates(env, first_three)):
+            return binpack_greedy(env, first_three)
+        return env.cfg.clusters + SPREADS.index(kind)
+    return choose
+
+
 BASELINES: dict[str, Callable[..., int]] = {"cpu-greedy": cpu_greedy, "binpack-greedy": binpack_greedy,
                                             "hf-latency-greedy": hf_latency_greedy, "karmada-greedy": karmada_greedy}
+SPREAD_HEURISTICS: dict[str, Callable[..., int]] = {"spread-ffd": _spread_when_full("ffd"),
+                                                    "spread-bf1b1": _spread_when_full("bf1b1")}

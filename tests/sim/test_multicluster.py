@@ -92,3 +92,21 @@ def test_the_greedy_baselines_choose_as_their_rules_say():
     assert cpu_greedy(e, first_three=True) < 3 or cpu_greedy(e, first_three=True) == e.cfg.clusters + EXTRA_ROWS - 1
     e.alloc_cpu[:] = e.cap_cpu
     assert {f(e) for f in BASELINES.values()} == {e.cfg.clusters + EXTRA_ROWS - 1}  # none has room: reject
+
+
+def test_the_spread_heuristics_deploy_all_where_a_cluster_has_room_and_spread_where_none_has():
+    from harness.policies.hephaestus import SPREAD_HEURISTICS
+
+    e = env(replicas=(6, 6), seed=3)
+    C = e.cfg.clusters
+    assert e.room().any()
+    for name, choose in SPREAD_HEURISTICS.items():
+        assert choose(e) == binpack_greedy(e), name  # room somewhere: binpack's deploy-all
+    # no cluster takes all six, each takes some: the spread action, which the world accepts
+    e.cap_cpu[:] = e.alloc_cpu + 4 * e.request.cpu / e.cfg.fill
+    e.cap_mem[:] = e.alloc_mem + 4 * e.request.mem / e.cfg.fill
+    assert not e.room().any()
+    assert SPREAD_HEURISTICS["spread-ffd"](e) == C and SPREAD_HEURISTICS["spread-bf1b1"](e) == C + 2
+    accepted = e.stats.accepted
+    e.step(SPREAD_HEURISTICS["spread-ffd"](e))
+    assert e.stats.accepted == accepted + 1
