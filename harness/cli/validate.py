@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from harness.cli.main import app, warn_app
+from harness.cli.main import app
 
 
 def describe_app(a) -> list[str]:
@@ -23,19 +23,90 @@ def describe_app(a) -> list[str]:
     return lines
 
 
-@app.command()
-def validate(app_file: Path = typer.Argument(..., help="App: a μBench workmodel JSON, bare or {name, gateway, services}.")) -> None:
-    """Check an app and print its services, call graph (parallel groups, sequential calls), replicas and requests."""
-    from harness.errors import UserError
-    from harness.spec.app import load_app
+def describe_scenario(sc) -> list[str]:
+    loads = sc.load if isinstance(sc.load, list) else [sc.load]
+    lines = [f"scenario '{sc.name}': {sc.duration_s:g} s, app {sc.app}, {len(loads)} load(s), {len(sc.faults)} fault(s)"]
+    for i, ld in enumerate(loads):
+        lines.append(f"  load {i}: {ld.mode}" + (f", {len(ld.steps)} step(s)" if ld.mode != "trace" else ""))
+    for f in sc.faults:
+        lines.append(f"  fault {f.kind} at {getattr(f, 'at_s', '?')} s")
+    for element in ("replica_schedule", "request_stream", "background"):
+        if getattr(sc, element) is not None:
+            lines.append(f"  {element.replace('_', ' ')}")
+    return lines
 
+
+def describe_inventory(inv) -> list[str]:
+    lines = [f"inventory '{inv.name}' ({inv.backend}): {len(inv.nodes)} nodes of {len(inv.node_types)} types"]
+    for n in inv.nodes:
+        t = inv.node_type(n)
+        lines.append(f"  {n.name}: {n.type} ({t.tier}), {t.cpus:g} cpus, {t.memory_gb:g} GB, speed {t.speed:g}")
+    return lines
+
+
+def describe_workload(events: list) -> list[str]:
+    span = max(e.time for e in events) / 1000 if events else 0.0
+    services = sorted({e.service for e in events})
+    return [f"μBench Runner workload: {len(events)} requests over {span:g} s to {len(services)} service(s) "
+            f"({', '.join(services[:5])}{', …' if len(services) > 5 else ''})",
+            "  play it in a scenario: load: {mode: trace, trace_file: THIS_FILE, entry: SERVICE-or-APP}"]
+
+
+@app.command()
+def validate(app_file: Path = typer.Argument(..., help="A file to check: an app (μBench workmodel JSON, bare or "
+                                              "{name, gateway, services}), a scenario, an inventory, a profile or a "
+                                              "μBench Runner workload file, told apart by their contents."),
+             json_out: bool = typer.Option(False, "--json", help="Print what was checked as JSON: {file, kind, "
+                                           "ok, summary: [lines], warnings: [lines]}.")) -> None:
+    """Check a file against its own format: an app (its services, call graph, replicas and
+    requests), a scenario, an inventory, a profile, or a μBench Runner workload file. Every
+    problem is printed, one line each; exit status 2 if there is any."""
+    from harness.errors import UserError
+    from harness.spec.kinds import kind_of
+    from harness.spec.loader import read_document
+
+    warnings: list[str] = []
     try:
-        a = load_app(app_file)
+        kind = kind_of(read_document(app_file))
+        summary = _check(kind, app_file, warnings)
     except UserError as exc:
-        if not exc.more:
-            raise
         for line in [str(exc).rsplit(" (and ", 1)[0]] + exc.more:  # every problem, one line each
             print(f"harness: error: {line}", file=sys.stderr)
         raise typer.Exit(2) from None
-    warn_app(a, app_file)
-    print("\n".join(describe_app(a)))
+    if json_out:
+        from harness.cli.output import print_json
+
+        print_json({"file": str(app_file), "kind": kind, "ok": True, "summary": summary, "warnings": warnings})
+        return
+    for w in warnings:
+        print(f"harness: warning: {w}", file=sys.stderr)
+    print("\n".join(summary))
+
+
+def _check(kind: str, path: Path, warnings: list[str]) -> list[str]:
+    """The file read as ``kind`` (a UserError on any problem): its summary lines."""
+    if kind == "scenario":
+        from harness.scenarios.catalog import load_scenario
+
+        return describe_scenario(load_scenario(str(path))[0])
+    if kind == "inventory":
+        from harness.spec.inventory import load_inventory
+
+        return describe_inventory(load_inventory(path))
+    if kind == "profile":
+        from harness.spec.profile import load_profile
+
+        p = load_profile(path)
+        return [f"profile of app '{p.app}' on testbed '{p.testbed}' ({p.method}): {len(p.services)} services × "
+                f"{len(p.node_types)} node types, {len(p.nodes)} nodes" + (", calibrated" if p.calibration else "")]
+    if kind == "runner-workload":
+        from harness.spec.loader import parse_model, read_document
+        from harness.spec.scenario import TraceEvent
+
+        return describe_workload([parse_model(TraceEvent, e, f"{path}[{i}]")
+                                  for i, e in enumerate(read_document(path))])
+    from harness.spec.app import load_app
+
+    a = load_app(path)
+    warnings.extend(f"{path}: {line}" for line in a.warnings)  # what warn_app prints
+    return describe_app(a)

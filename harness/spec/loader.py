@@ -44,6 +44,8 @@ def field_path(loc: tuple[Any, ...]) -> str:
     """('nodes', 3, 'type') -> 'nodes[3].type'."""
     out = ""
     for part in loc:
+        if isinstance(part, str) and "[" in part:
+            continue  # pydantic's name for a validator or a union branch (function-after[…], list[…]), not a field
         if isinstance(part, int):
             out += f"[{part}]"
         else:
