@@ -7,11 +7,11 @@ HARNESS = $(VENV)/bin/harness
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml scripts/install-system-deps.sh
+$(VENV)/.installed: pyproject.toml constraints.txt scripts/install-system-deps.sh
 	./scripts/install-system-deps.sh
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[test]'
+	$(VENV)/bin/pip install -q -e '.[test]' -c constraints.txt
 	touch $@
 
 # The main job: build REACH's cloud-edge testbed, calibrate the simulator to it as it is now

@@ -40,6 +40,8 @@ def _root(
              "or, when it holds no testbed, the folder of the last testbed provisioned"),
     version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True, help="Print the version."),
 ) -> None:
+    if ctx.invoked_subcommand in NEEDS_THE_TESTBED:
+        _check_testbed_extra()
     if state_dir is None and ctx.invoked_subcommand in ON_A_TESTBED:
         from harness.spec.testbed_state import default_state_dir
 
@@ -47,6 +49,29 @@ def _root(
         if elsewhere:
             print(f"harness: the testbed provisioned last, in {state_dir} (--state-dir to choose another)", file=sys.stderr)
     ctx.obj = {"state_dir": state_dir or Path(".harness")}
+
+
+# the testbed extra's modules (pyproject.toml): a command that needs one says which extra to install
+TESTBED_MODULES = {"ansible", "ansible_runner", "fnfqueue", "kubernetes", "locust", "prometheus_api_client",
+                   "prometheus_client", "aiohttp"}
+
+# the commands that build or use a testbed: without the testbed extra, one line before anything starts
+NEEDS_THE_TESTBED = {"provision", "status", "deploy", "undeploy", "run", "profile", "calibrate", "reschedule"}
+
+
+def _check_testbed_extra() -> None:
+    import importlib.util
+
+    def absent(module: str) -> bool:
+        try:
+            return importlib.util.find_spec(module) is None
+        except ModuleNotFoundError:  # a finder that refuses it outright
+            return True
+
+    missing = sorted(m for m in TESTBED_MODULES if absent(m))
+    if missing:
+        raise UserError(f"this command needs the testbed: pip install 'harness-bench[testbed]' (missing: "
+                        f"{', '.join(missing)})")
 
 
 # the commands that act on a testbed already provisioned: from another folder they find the last one
@@ -82,6 +107,12 @@ def main(argv: list[str] | None = None) -> int:
     except PolicyError as exc:
         print(f"harness: policy error: {exc}", file=sys.stderr)
         return 1
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in TESTBED_MODULES:
+            raise
+        print(f"harness: error: this command needs the testbed: pip install 'harness-bench[testbed]' (no module "
+              f"{exc.name!r})", file=sys.stderr)
+        return 2
     except (KeyboardInterrupt, typer.Abort):
         return _interrupted()
     except typer.Exit as exc:

@@ -117,13 +117,9 @@ class RunDir:
         self.save_input("policy.json", json.dumps(info, indent=1))
 
     def save_harness(self, repo: Path, argv: list[str]) -> None:
-        from importlib.metadata import PackageNotFoundError, version
+        from harness import __version__
 
-        try:
-            v = version("harness")
-        except PackageNotFoundError:
-            v = None
-        info = {"version": v, "git_commit": git_commit(repo), "python": platform.python_version(), "argv": argv}
+        info = {"version": __version__, "git_commit": git_commit(repo), "python": platform.python_version(), "argv": argv}
         self.save_input("harness.json", json.dumps(info, indent=1))
 
     # as the run goes ---------------------------------------------------------
