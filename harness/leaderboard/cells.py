@@ -215,7 +215,7 @@ def run_cells_on_ray(todo: list[Cell], out: Path, model_dir: Path, address: str 
     except ImportError:
         from harness.errors import UserError
 
-        raise UserError("Ray is not installed; pip install 'harness[leaderboard]' (or run without --ray)",
+        raise UserError("Ray is not installed; pip install 'harness-bench[leaderboard]' (or run without --ray)",
                         field="--ray") from None
     if address is None:
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a private local instance: no token in the home folder

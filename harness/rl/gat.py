@@ -13,7 +13,7 @@ which the authors' code uses; the paper says "GAT"), beside a small MLP over its
 
 Their 30 features go to a head, 30 → 256 → 256 → out (tanh). ``encoder="mlp"`` replaces every
 graph layer by the same sizes applied to each node alone (no message passing): the ablation the
-paper lacks. torch-geometric is an optional dependency (``pip install …[silgpo]``).
+paper lacks. torch-geometric is an optional dependency (``pip install harness-bench[silgpo]``).
 """
 
 from __future__ import annotations
