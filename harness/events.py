@@ -65,6 +65,7 @@ declare("deploy", "the app deployed, every pod ready", ("placement", "placed_by"
 declare("load-start", "the load generator began (t_run 0); per load its mode, entry, rate or user steps, and "
         "the number of trace requests", ("loads",))
 declare("loadgen-exited", "the load generator stopped before the run's end", ("code",))
+declare("series-not-kept", "Prometheus did not give the run's series for prometheus.json (the run stands)", ("why",))
 declare("error", "a helper thread failed; the run went on", ("where", "error"))
 declare("cleanup-error", "a clean-up step failed", ("step", "error"))
 HOST_SPEED = declare("host-speed", "the host's speed, sampled every metrics pull: CPU ms of a fixed job "

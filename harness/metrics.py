@@ -41,6 +41,18 @@ class Metrics:
         return out
 
 
+    def series(self, start: float, end: float, step_s: float = 1.0) -> list[dict]:
+        """Every series the cells exposed from ``start`` to ``end`` (Unix s), histogram buckets left
+        out, as Prometheus's range API gives them: [{"metric": {labels}, "values": [[t, "v"], ...]}]."""
+        from datetime import datetime, timezone
+
+        return self.prom.custom_query_range(SERIES_QUERY, start_time=datetime.fromtimestamp(start, timezone.utc),
+                                            end_time=datetime.fromtimestamp(end, timezone.utc), step=f"{step_s:g}s")
+
+
+# what a run keeps of Prometheus (its data goes with the testbed): the cells' series but their buckets
+SERIES_QUERY = '{job="cells", __name__!~".*_bucket"}'
+
 # μBench's histograms (harness.workload.cell) and the process's CPU -> the column each total goes to
 TOTAL_SERIES = {"mub_request_processing_latency_milliseconds_count": "requests",
                "mub_internal_processing_latency_milliseconds_sum": "internal_ms",

@@ -15,8 +15,8 @@ from harness.testbed.cluster import Cluster, NodeProcess
 
 
 def locust_prefix(requests_file: Path) -> Path:
-    """Where Locust's CSVs go beside a request log: requests.csv -> locust_stats.csv, ...;
-    requests.2.csv -> locust.2_stats.csv, ..."""
+    """Where Locust's own files go beside a request log: requests.csv -> locust_stats.csv, ...,
+    locust_report.html; requests.2.csv -> locust.2_stats.csv, ..."""
     middle = requests_file.name[len("requests"):-len(".csv")]  # "" or ".2"
     return requests_file.with_name(f"locust{middle}")
 
@@ -32,7 +32,8 @@ class LoadGenerator:
                                              "duration_s": duration_s, "timeout_s": load.timeout_s}))
         self.argv = [sys.executable, "-m", "harness.loadgen.worker", "--endpoints", str(cluster.endpoints_file.resolve()),
                      "--service", gateway, "--schedule", str(self.schedule), "--out", str(out),
-                     "--ready", str(self.ready), "--csv", str(locust_prefix(out))]
+                     "--ready", str(self.ready), "--csv", str(locust_prefix(out)),
+                     "--html", f"{locust_prefix(out)}_report.html"]
         if seed is not None:
             self.argv += ["--seed", str(seed)]
         self.proc: NodeProcess | None = None

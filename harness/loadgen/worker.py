@@ -34,6 +34,7 @@ import gevent  # noqa: I001  (locust patches on import; gevent first keeps the o
 from locust import LoadTestShape, constant, task
 from locust.contrib.fasthttp import FastHttpUser
 from locust.env import Environment
+from locust.html import get_html_report
 from locust.stats import CSV_STATS_INTERVAL_SEC, PERCENTILES_TO_REPORT, StatsCSVFileWriter
 
 from harness.loadgen import NO_ENDPOINT, NO_ENDPOINT_PAUSE_S, TIMED_OUT, UNFINISHED, WRITE_FAILED
@@ -220,6 +221,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--ready", help="file to write the load's start time (Unix s) into, once Locust is set up")
     ap.add_argument("--csv", dest="csv_prefix", help="Locust's own CSV files: PREFIX_stats.csv, PREFIX_stats_history.csv, "
                     "PREFIX_failures.csv, PREFIX_exceptions.csv (as locust --csv PREFIX)")
+    ap.add_argument("--html", help="Locust's own HTML report, written at the end (as locust --html FILE)")
     args = ap.parse_args(argv)
     spec = json.loads(open(args.schedule).read())
     random.seed(args.seed)
@@ -268,6 +270,11 @@ def main(argv: list[str] | None = None) -> None:
         gevent.sleep(CSV_STATS_INTERVAL_SEC + 0.1)  # one more pass of the writer: the files hold the final totals
         try:
             stats_csv.close_files()
+        except OSError as exc:
+            log.failed(exc)
+    if args.html:
+        try:
+            Path(args.html).write_text(get_html_report(env, show_download_link=False), encoding="utf-8")
         except OSError as exc:
             log.failed(exc)
     sys.exit(0)

@@ -36,6 +36,7 @@ from harness import events
 from harness.errors import OutputError
 
 REQUESTS, EVENTS, PLACEMENTS, METRICS, SUMMARY = "requests.csv", "events.csv", "placements.jsonl", "metrics.csv", "summary.json"
+PROMETHEUS = "prometheus.json"  # the run's Prometheus series, kept past the testbed
 REQUEST_FIELDS = ("t_send", "latency_ms", "status", "bytes", "error", "pod", "entry")  # the load generator writes it
 EVENT_FIELDS = ("t", "t_run", "kind", "detail")
 METRIC_FIELDS = ("t", "t_run", "pod", "service", "node", "cpu_cores", "rps", "requests", "internal_ms", "external_ms",
@@ -159,6 +160,12 @@ class RunDir:
             for r in rows:
                 self._mw.writerow((round(t, 3), self.since_start(t), *r))
             self._metrics.flush()
+
+    def prometheus(self, series: list[dict]) -> None:
+        """The run's Prometheus series (``Metrics.series``), kept past the testbed, in the range
+        API's own form: {"resultType": "matrix", "result": [...]}."""
+        with self._writing(self.path / PROMETHEUS):
+            (self.path / PROMETHEUS).write_text(json.dumps({"resultType": "matrix", "result": series}))
 
     def summary(self, summary: dict) -> None:
         tmp = self.path / (SUMMARY + ".tmp")

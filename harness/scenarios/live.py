@@ -154,10 +154,22 @@ class LiveRun(RunBase):
                         time.sleep(SCRAPE_SETTLE_S)
                         self.pull_metrics(Metrics(self.plan.state.prometheus_url))
                     summary = self.summarize(loads, started, partial)
+                    if loads:
+                        self.keep_series(started)
                 finally:
                     self.cleanup()
         self.out.check()  # a write that failed late (the logs' last rows) still fails the run
         return summary
+
+    def keep_series(self, started: float) -> None:
+        """Prometheus's series of the run into the run directory: its data goes with the testbed.
+        Prometheus busy or gone: the run stands without them (said as an event)."""
+        try:
+            series = Metrics(self.plan.state.prometheus_url).series(started, time.time())
+        except Exception as exc:  # a query: no reason to fail a finished run
+            self.event("series-not-kept", why=f"{type(exc).__name__}: {exc}"[:200])
+            return
+        self.out.prometheus(series)
 
     def timeline(self, loads: list[LoadGenerator]) -> None:
         """The main thread while the elements act: the display from the request logs, the load

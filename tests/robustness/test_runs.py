@@ -144,6 +144,8 @@ def test_a_second_ctrl_c_during_clean_up_does_not_skip_it(testbed, tmp_path):
     assert int(total["Request Count"]) >= summary["requests"] and float(total["50%"]) > 0
     assert (run_dir / "locust_stats_history.csv").read_text().count("\n") > 2
     assert (run_dir / "locust_failures.csv").read_text().startswith("Method,Name,Error,Occurrences")
+    report = (run_dir / "locust_report.html").read_text()  # Locust's own HTML report, written as the load ended
+    assert report.lstrip().lower().startswith("<!doctype html") and "Locust" in report
     assert testbed.cluster.pods() == [] and netns_processes(testbed.cluster) == []
     r = harness(testbed.state_dir, "run", str(testbed.scenario), "--policy", "nope", "--out", str(tmp_path / "x"))
     assert "busy" not in r.stderr and "undeploy" not in r.stderr  # the next run is not refused for leftovers

@@ -34,7 +34,8 @@ SCENARIO = {
 }
 ARTEFACTS = ["inputs/app.json", "inputs/scenario.yaml", "inputs/testbed.yaml", "inputs/profile.json", "inputs/policy.json",
              "inputs/harness.json", "requests.csv", "events.csv", "placements.jsonl", "metrics.csv", "summary.json",
-             "locust_stats.csv", "locust_stats_history.csv", "locust_failures.csv", "locust_exceptions.csv"]
+             "locust_stats.csv", "locust_stats_history.csv", "locust_failures.csv", "locust_exceptions.csv",
+             "locust_report.html", "prometheus.json"]
 
 
 def harness(state_dir: Path, *args, **kw) -> subprocess.CompletedProcess:
@@ -83,6 +84,12 @@ def test_node_failure_run_with_reach_and_cloud_first(testbed, reach_model, tmp_p
             assert (run / f).exists(), f"{run.name}: {f} missing"
         s = json.loads((run / "summary.json").read_text())
         assert not s["partial"]
+        # Prometheus's series of the run, kept past the testbed: every pod's request counter, second by second
+        series = json.loads((run / "prometheus.json").read_text())["result"]
+        counters = [x for x in series if x["metric"]["__name__"] == "mub_request_processing_latency_milliseconds_count"]
+        # one per pod that served (moves and restarts make new ones); a pod that lived through the run: every second
+        assert len(counters) >= 4 and max(len(x["values"]) for x in counters) >= 25
+        assert not any(x["metric"]["__name__"].endswith("_bucket") for x in series)
         # faults on time, the failed node's pods serving again quickly, no failure in steady state
         assert [f["kind"] for f in s["faults"]] == ["node-failure", "pod-kill"]
         assert all(abs(f["late_s"]) <= 1.0 for f in s["faults"]), s["faults"]
