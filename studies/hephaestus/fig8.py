@@ -103,8 +103,9 @@ def main() -> int:
         label = f"{agent[0]:5.1f} {agent[1]}" if agent else "—"
         print(f"{r:3d} " + " ".join(f"{c:>22s}" for c in cells) + f" {label:>32s} {closes:>14s}", flush=True)
     print(f"rejection %, {'paper semantics' if args.paper else 'hf_compat'}"
-          f"{', first three clusters' if args.first_three else ''}, 4 clusters, {args.seeds} seeds × {args.episodes} episodes; (the authors' log); "
-          f"* more than {BAR:g} points from it; {time.monotonic() - t0:.0f} s")
+          f"{', first three clusters' if args.first_three else ''}, 4 clusters, {args.seeds} seeds × "
+          f"{args.episodes} episodes; (the authors' log); * more than {BAR:g} points from it; "
+          f"{time.monotonic() - t0:.0f} s")
     return 0 if ok_all else 1
 
 
