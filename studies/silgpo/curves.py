@@ -60,7 +60,7 @@ def main() -> int:
     for label, seeds in sorted(runs.items()):
         last = mean_ci95([c.delay[-1] for c in seeds.values()])
         best = mean_ci95([min(c.delay) for c in seeds.values()])
-        reach = [c.to_reach(0.95) for c in seeds.values()]
+        reach = [seeds[k].to_reach(0.95) for k in sorted(seeds)]
         print(f"{label:18s} {','.join(map(str, sorted(seeds))):>9s} {last[0]:9.2f} ± {last[1] or 0:5.2f} "
               f"{best[0]:8.2f} ± {best[1] or 0:5.2f} {str(reach):>18s}")
     import matplotlib
