@@ -53,3 +53,14 @@ def test_the_loads_logs_merge_into_one_requests_csv(tmp_path):
     df = read_requests(tmp_path)
     assert list(df.t_send) == [10.0, 11.0, 12.0, 13.0] and list(df.entry) == ["a", "b", "a", "b"]
     assert list(df.error) == ["", "", "", "Timeout"]
+
+
+def test_one_request_cut_short_by_the_end_is_still_keeping_up_and_more_are_not():
+    from harness.loadgen import TIMED_OUT, UNFINISHED
+
+    rows = [(100 + i * 0.3, 200.0, 200, 10, "", "p") for i in range(99)]
+    rows[-1] = (rows[-1][0], 0.0, 0, 0, UNFINISHED, "p")  # the closed loop's last request, in flight at the end
+    assert summarize(log(rows), t_start=100, t_end=130, warmup_s=0, threshold_ms=250)["kept_up"]
+    rows[10] = (rows[10][0], 10000.0, 0, 0, TIMED_OUT, "p")
+    rows[20] = (rows[20][0], 10000.0, 0, 0, TIMED_OUT, "p")
+    assert not summarize(log(rows), t_start=100, t_end=130, warmup_s=0, threshold_ms=250)["kept_up"]
