@@ -244,11 +244,6 @@ def sojourn(g: ServiceGraph, lam: np.ndarray, X: np.ndarray) -> tuple[np.ndarray
     return W, int((~stable).sum())
 
 
-def seconds(mb, gbps):
-    """MB over Gbps, in seconds."""
-    return 8 * np.asarray(mb) / (1000 * np.asarray(gbps))
-
-
 def delay(g: ServiceGraph, X: np.ndarray) -> Delay:
     """The total delay of deployment X (eqs. 33-41), in the paper's form or the code's."""
     X = np.asarray(X)
@@ -407,15 +402,6 @@ def code_instance(cfg: ServiceGraphConfig = ServiceGraphConfig(silgpo_compat=Tru
     return _build(cfg, ms_rate, ai_rate, chains, rate, size_in, np.asarray(bw) / 10, code_rule=True)
 
 
-def code_units(g: ServiceGraph) -> ServiceGraph:
-    """The same instance scored as the code scores it (``silgpo_compat``)."""
-    return replace(g, compat=True)
-
-
 def paper_units(g: ServiceGraph) -> ServiceGraph:
+    """The same instance scored in the paper's form (seconds), whatever form it was built in."""
     return replace(g, compat=False)
-
-
-def total(g: ServiceGraph, X: np.ndarray) -> float:
-    return delay(g, X).total
-
