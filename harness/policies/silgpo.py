@@ -181,17 +181,17 @@ def train(g: ServiceGraph, args: SilGpoArgs, on_progress: Callable[[int, float, 
     batch: list[list] = []
     curve, best_eval, t0, total_steps = Curve(), np.inf, time.monotonic(), 0
     for episode in range(1, args.episodes + 1):
-        obs, scaling_steps = env.reset(), []
+        obs, steps = env.reset(), []
         scaling.reset()
         greedy = episode % args.greedy_every == 0
         while not env.done:
             mask = env.action_masks()
             a, logp = act(actor, env, greedy, obs)
             nxt, r, done, _ = env.step(a)
-            scaling_steps.append((obs, mask, a, logp, scaling(r), done))
+            steps.append((obs, mask, a, logp, scaling(r), done))
             obs = nxt
             total_steps += 1
-        batch.append(scaling_steps)
+        batch.append(steps)
         if len(batch) == args.batch_episodes:
             sil.admit([[(o, m, a, r) for o, m, a, _, r, _ in ep] for ep in batch])
             lr_scale = max(0.0, 1 - total_steps / (args.decay_episodes * steps_per_episode))

@@ -21,15 +21,15 @@ from dataclasses import replace
 
 import numpy as np
 
+from harness.policies.deployment import DEPLOYERS
 from harness.sim.servicegraph import ServiceGraph, ServiceGraphConfig, arrivals, generate, routing, sojourn, visits
 
 BAR = 0.05
 
 
 def preferred_deployment(g: ServiceGraph) -> np.ndarray:
-    X = g.initial()
-    np.add.at(X, (g.to_place(), g.preferred[g.to_place()]), 1)
-    return X
+    """The code's greedy: each instance on its service's preferred server (policies.deployment)."""
+    return DEPLOYERS["preferred"](g, None)
 
 
 def spread_deployment(g: ServiceGraph) -> np.ndarray:
