@@ -33,8 +33,9 @@ def evaluate(
     model_dir: Path = typer.Option(Path("models"), help="Where trained models are (<policy>-<app>.pt)."),
     out: Optional[Path] = typer.Option(None, help="The sweep: also write the results here as CSV (JSON beside it). A "
                                        "scenario: the results folder (default results/; <utc>-<scenario>-sim/ inside)."),
-    gap_time_limit: float = typer.Option(10.0, help="Seconds HiGHS may take per scenario for the optimality gap "
-                                         "(REACH's model as a MILP); 0: no gaps."),
+    gap_time_limit: float = typer.Option(10.0, help="Seconds HiGHS may take for the optimality gap: per seeded "
+                                         "scenario of the sweep (REACH's model as a MILP), or once for a scenario "
+                                         "whose app has sources (paper 003's MILP); 0: no gaps."),
     json_out: bool = typer.Option(False, "--json", help="With a scenario: print every run's summary (summary.json, "
                                   "docs/run-directory.md) as a JSON list instead of the table; progress on stderr."),
     terminating_s: float = typer.Option(0.0, "--terminating-s", min=0, help="With a scenario: how long a pod "
@@ -59,7 +60,7 @@ def evaluate(
     gap ("bound")."""
     if scenario is not None:
         return _evaluate_scenario(scenario, policies, seeds or 3, inventory, app_file, profile, model_dir,
-                                  out or Path("results"), terminating_s, json_out)
+                                  out or Path("results"), terminating_s, json_out, gap_time_limit)
     from dataclasses import asdict
 
     from harness.errors import UserError
@@ -127,7 +128,7 @@ def evaluate(
 
 def _evaluate_scenario(scenario: str, policies: str, seeds: int, inventory: Optional[Path], app_file: Optional[Path],
                        profile: Optional[Path], model_dir: Path, out: Path, terminating_s: float = 0.0,
-                       json_out: bool = False) -> None:
+                       json_out: bool = False, gap_time_limit: float = 0.0) -> None:
     from harness.cli.output import console as make_console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -155,7 +156,8 @@ def _evaluate_scenario(scenario: str, policies: str, seeds: int, inventory: Opti
             bar.advance(task)
             console.print(f"  {s['policy']} s{s['seed']}: mean {fmt(s.get('mean_ms'))} ms, p95 {fmt(s.get('p95_ms'))} "
                           f"ms, {s.get('requests', 0)} requests, {s.get('errors', 0)} errors, {s['moves']} moves")
-        rows = run_simulated(state, session, seeds, on_done=done, terminating_s=terminating_s)
+        rows = run_simulated(state, session, seeds, on_done=done, terminating_s=terminating_s,
+                             gap_time_limit_s=gap_time_limit)
     if json_out:
         from harness.cli.output import print_json
 
@@ -182,9 +184,11 @@ def _print_comparison(console, rows: list[dict], session) -> None:
         return f"{m:.1f}" + ("" if half is None else f" ± {half:.1f}")
 
     cols = ("errors", "moves", "recovery_s", "edge_ratio", "cost", "rejection_rate")
+    if any(value(r, "cost_delay_objective") is not None for r in rows):  # paper 003's problem
+        cols += ("cost_delay_objective", "cost_delay_gap")
     print(f"\n{session.scenario.name} in simulation, over seeds ({session.out / 'comparison.csv'}):")
     width = max([16] + [len(r["policy"]) + 1 for r in rows])
-    print(f"{'policy':{width}s} {'seeds':>5s} {'mean ms':>16s} {'p95 ms':>16s} " + " ".join(f"{c:>14s}" for c in cols))
+    print(f"{'policy':{width}s} {'seeds':>5s} {'mean ms':>16s} {'p95 ms':>16s} " + " ".join(f"{c:>{max(14, len(c))}s}" for c in cols))
     for policy in dict.fromkeys(r["policy"] for r in rows):
         mine = [r for r in rows if r["policy"] == policy]
         means = []
@@ -192,4 +196,4 @@ def _print_comparison(console, rows: list[dict], session) -> None:
             vals = [value(r, c) for r in mine if isinstance(value(r, c), (int, float))]
             means.append(fmt(sum(vals) / len(vals)) if vals else "-")
         print(f"{policy:{width}s} {len(mine):5d} {ci([r.get('mean_ms') for r in mine]):>16s} "
-              f"{ci([r.get('p95_ms') for r in mine]):>16s} " + " ".join(f"{m:>14s}" for m in means))
+              f"{ci([r.get('p95_ms') for r in mine]):>16s} " + " ".join(f"{m:>{max(14, len(c))}s}" for m, c in zip(means, cols)))

@@ -71,6 +71,7 @@ def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
     from harness.policies import find_model, label, parse_ref, resolve, typed_args
     from harness.policies.contract import Ability
 
+    from harness.spec.app import load_app
     from harness.spec.inventory import load_inventory
 
     cov = Coverage()
@@ -90,6 +91,9 @@ def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
                     continue
                 if not ({Ability.PLACE, Ability.PLAN} & set(cls.abilities)):
                     cov.missing[key][app] = "ability does not fit: neither places nor plans"
+                    continue
+                if (why := cls.unfit(load_app(app_file(app)))) is not None:
+                    cov.missing[key][app] = f"ability does not fit: {why}"
                     continue
                 if Ability.TRAIN in cls.abilities and "model" not in raw and \
                         find_model(cls.name, Path(app).stem, model_dir) is None:

@@ -54,6 +54,8 @@ class NodeView:
     site: str | None = None
     cost: float = 0.0  # per hour
     gpus: float = 0.0
+    pod_cost: float = 0.0  # paper 003's o_v: what hosting one pod here costs
+    data_cost: float = 0.0  # paper 003's n_v: per unit of a pod's data size
 
     @property
     def free_cpu(self) -> float:
@@ -141,7 +143,8 @@ class ClusterView:
             mem[i] += p.memory_mib
         nodes = tuple(NodeView(name, topo.node_types[i], topo.tiers[i], float(topo.cpus[i]), float(topo.memory_mib[i]),
                                bool(up[i]), float(cpu[i]), float(mem[i]), float(bg_cpu[i]), float(bg_mem[i]),
-                               topo.roles[i], topo.sites[i], float(topo.costs[i]), float(topo.gpus[i]))
+                               topo.roles[i], topo.sites[i], float(topo.costs[i]), float(topo.gpus[i]),
+                               float(topo.pod_costs[i]), float(topo.data_costs[i]))
                       for i, name in enumerate(topo.nodes))
         return cls(app, model, nodes, tuple(pods), rate, users)
 
@@ -364,6 +367,12 @@ class Policy:
 
     def check(self, view: ClusterView) -> None:
         """Refuse a cluster this policy cannot act on (a UserError), before a run starts."""
+
+    @classmethod
+    def unfit(cls, app: App) -> str | None:
+        """Why this policy cannot act on ``app`` at all (its problem is another), or None: what a
+        leaderboard lists as "ability does not fit" instead of playing the cell."""
+        return None
 
     @property
     def model_file(self) -> str | None:

@@ -25,7 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
-from harness.policies import register
+from harness.policies import cost_delay, register
 from harness.policies.contract import Ability, ClusterView, Move, NoArgs, PendingPod, Policy
 from harness.policies.heuristics import nearest_least_allocated
 from harness.sim import kube_scheduler
@@ -156,7 +156,19 @@ class _ModelRollout(Policy):
     def _gamma_args(self) -> RolloutArgs:
         return self.args
 
+    def assign(self, inst: Instance) -> list[np.ndarray]:
+        """Paper 003's problem: each app's microservices' nodes (-1: the app rejected)."""
+        raise NotImplementedError
+
+    def solve_instance(self, inst: Instance) -> Outcome:
+        t0 = time.monotonic()
+        assign = self.assign(inst)
+        return Outcome(self.name, assign, time.monotonic() - t0, inst.evaluate(assign))
+
     def place(self, view: ClusterView, pods: Sequence[PendingPod]) -> list[str | None]:
+        paper = cost_delay.place(view, pods, self.assign)  # paper 003's own problem, when the view holds it
+        if paper is not None:
+            return paper
         board = _Board(view, view.counts(), view.used_cpu, view.used_memory_mib)
         chosen = rollout_on_model(board, _pods(view, pods), self._gamma_args())
         return [None if n is None else view.nodes[n].name for n in chosen]
@@ -172,11 +184,9 @@ class GreedyBestfit(_ModelRollout):
     def _gamma_args(self) -> RolloutArgs:
         return RolloutArgs(gamma=0.0)
 
-    def solve_instance(self, inst: Instance) -> Outcome:
+    def assign(self, inst: Instance) -> list[np.ndarray]:
         from harness.policies.multiapp_search import solve_greedy
-        t0 = time.monotonic()
-        assign = solve_greedy(inst)
-        return Outcome(self.name, assign, time.monotonic() - t0, inst.evaluate(assign))
+        return solve_greedy(inst)
 
 
 @register
@@ -212,9 +222,7 @@ class Rollout(_ModelRollout):
         self._reached = view.after_all(moves).key()
         return moves
 
-    def solve_instance(self, inst: Instance) -> Outcome:
+    def assign(self, inst: Instance) -> list[np.ndarray]:
         from harness.policies.multiapp_search import solve_rollout
         a = self.args
-        t0 = time.monotonic()
-        assign = solve_rollout(inst, a.beta, a.beta_count, a.gamma, a.horizon, a.reject_cost, a.reserve_ms)
-        return Outcome(self.name, assign, time.monotonic() - t0, inst.evaluate(assign))
+        return solve_rollout(inst, a.beta, a.beta_count, a.gamma, a.horizon, a.reject_cost, a.reserve_ms)

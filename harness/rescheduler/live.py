@@ -190,9 +190,12 @@ def place_new(placer: Policy, live: LiveView, services: list[str], lock: threadi
     return ready
 
 
-def initial_placement(placer: Policy, live: LiveView, replicas: dict[str, int]) -> dict[str, list[str]]:
+def initial_placement(placer: Policy, live: LiveView, replicas: dict[str, int],
+                      pending: list[str] | None = None) -> dict[str, list[str]]:
     """Where each replica goes at deployment: one batch for ``placer`` on the empty cluster, replica
-    by replica across services, as kube-scheduler sees a ReplicaSet's pods arrive."""
+    by replica across services, as kube-scheduler sees a ReplicaSet's pods arrive. A replica no
+    node has room for is an error, unless ``pending`` is given: then its service is appended there
+    and the pod stays pending (an app paper 003's placers reject)."""
     view, _ = live.view()
     view = ClusterView.build(view.app, view.model, view.up, [], view.background_cpu, view.background_memory_mib)
     # the app is not deployed yet: only what others hold
@@ -207,6 +210,9 @@ def initial_placement(placer: Policy, live: LiveView, replicas: dict[str, int]) 
     except Exception as exc:  # user code: one line that names it, not a traceback
         raise PolicyError(f"policy {placer.name!r} raised in place() at deployment: {type(exc).__name__}: {exc}") from exc
     for pod, node in zip(order, nodes):
+        if node is None and pending is not None:
+            pending.append(pod.service)
+            continue
         if node is None:
             raise TestbedError(f"no node has room for replica {pod.name.split('#')[1]} of {pod.service} "
                                f"(placed by {placer.name})")

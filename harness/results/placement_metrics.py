@@ -148,8 +148,8 @@ def rejections(events: list[dict]) -> tuple[int, int]:
             asked += 1
         elif kind == "scale" and d.get("to", 0) > d.get("current", 0):
             asked += int(d["to"] - d["current"])
-        elif kind == "pending" and d.get("reason") in ("restart",):
-            asked += 1  # a restart that found no room wrote no 'restarted'
+        elif kind == "pending" and d.get("reason") in ("restart", "deploy"):
+            asked += 1  # a restart that found no room wrote no 'restarted', a deployment's left it out of its placement
         if kind == "pending":
             rejected += 1
     return rejected, max(asked, rejected)

@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 
 from harness import faults
 from harness.errors import OutputError
-from harness.policies import placer_for
+from harness.policies import cost_delay, placer_for
 from harness.policies.contract import Policy
 from harness.rescheduler.live import Lineage, LiveView, initial_placement, moved_share, place_new
 from harness.results import placement_metrics as pm
@@ -46,6 +46,7 @@ class Plan:
     policy: Policy
     seed: int | None = None
     repeat: int = 1
+    gap_time_limit_s: float = 0.0  # > 0: paper 003's problem gets its optimality gap (HiGHS, this budget)
 
 
 class RunBase(ABC):
@@ -137,8 +138,12 @@ class RunBase(ABC):
             if hasattr(element, "before_deploy"):
                 element.before_deploy(self)
         replicas = {s: spec.replicas for s, spec in self.plan.app.services.items()}
-        placement = initial_placement(self.placer, self.view, replicas)
+        # paper 003's problem lets a placer reject an app: its pods stay pending, and say so
+        pending: list[str] | None = [] if cost_delay.apps_of(self.view.view()[0]) is not None else None
+        placement = initial_placement(self.placer, self.view, replicas, pending)
         pods = deploy(self.cluster, self.plan.app, placement)
+        for service in pending or []:
+            self.event("pending", service=service, reason="deploy", detail="no node has room")
         for p in pods:
             self.lineage.add(p)
         self.pods_at_start = len(pods)
@@ -287,8 +292,15 @@ class RunBase(ABC):
             return {"error": f"no request log: {exc}"}, None
 
     def placement_metrics(self, t_end: float) -> dict:
-        return pm.run_metrics(self.out.placements, self.out.events, pm.nodes_of(self.plan.state.nodes),
-                              pm.requests_of(self.plan.app), self.out.t0, t_end)
+        out = pm.run_metrics(self.out.placements, self.out.events, pm.nodes_of(self.plan.state.nodes),
+                             pm.requests_of(self.plan.app), self.out.t0, t_end)
+        view = self.view.view()[0]
+        score = cost_delay.score(view)  # paper 003's objective of the placement the run ends with
+        if score is not None:
+            if self.plan.gap_time_limit_s > 0 and not score["rejected"]:
+                score |= cost_delay.gap(view, score["objective"], self.plan.gap_time_limit_s)
+            out["cost_delay"] = score
+        return out
 
     def undo_all(self) -> None:
         """Leave the testbed as the run found it: no pods, and every fault undone (nodes up, RTTs as

@@ -47,9 +47,14 @@ class Topology:
     sites: tuple[str | None, ...] = ()
     costs: np.ndarray | None = None  # (N,) per hour
     gpus: np.ndarray | None = None  # (N,)
+    pod_costs: np.ndarray | None = None  # (N,) paper 003's o_v: per pod hosted
+    data_costs: np.ndarray | None = None  # (N,) paper 003's n_v: per unit of a pod's data
 
     def __post_init__(self):
         n = len(self.nodes)
+        for name in ("pod_costs", "data_costs"):
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, np.zeros(n))
         if not self.roles:
             object.__setattr__(self, "roles", tuple(self.tiers))
         if not self.sites:

@@ -69,13 +69,15 @@ class Instance:
         """The arrays the compiled greedy, rollout and the MILP read, built once per instance."""
         return Flat.of(self)
 
-    def evaluate(self, assign: list[np.ndarray]) -> dict:
+    def evaluate(self, assign: list[np.ndarray], strict: bool = True) -> dict:
         """The objective and its parts for ``assign`` (per app, the node of each microservice;
-        -1: the app was not placed). Raises ValueError if capacity or a delay cap is broken."""
+        -1: the app was not placed). Strict: raises ValueError if capacity or a delay cap is
+        broken; else counts the arcs over their cap (``over_cap``) and the nodes over capacity
+        (``over_capacity``), as a placement made by a policy that ignores them is scored."""
         inf = self.infra
         used_cpu, used_ram = np.zeros(inf.V), np.zeros(inf.V)
         op = net = theta = 0.0
-        rejected = 0
+        rejected = over_cap = 0
         for a, x in zip(self.apps, assign):
             x = np.asarray(x)
             if (x < 0).any():
@@ -87,15 +89,19 @@ class Instance:
             np.add.at(used_ram, x, a.ram)
             for i, j, lam in a.arcs:
                 if inf.delay[x[i], x[j]] > lam + 1e-9:
-                    raise ValueError(f"delay {inf.delay[x[i], x[j]]} > λ {lam} on an arc")
+                    if strict:
+                        raise ValueError(f"delay {inf.delay[x[i], x[j]]} > λ {lam} on an arc")
+                    over_cap += 1
             op += float(inf.op_cost[x].sum())
             net += float((inf.net_cost[x] * a.data).sum())
             theta += float(inf.delay[a.source, x].max())
-        if (used_cpu > inf.cpu + 1e-9).any() or (used_ram > inf.ram + 1e-9).any():
+        over_capacity = int(((used_cpu > inf.cpu + 1e-9) | (used_ram > inf.ram + 1e-9)).sum())
+        if strict and over_capacity:
             raise ValueError("a node's capacity is exceeded")
         sigma = op + net
-        return {"objective": self.w * sigma + (1 - self.w) * theta, "cost": sigma, "operating": op,
-                "networking": net, "delay": theta, "rejected": rejected}
+        out = {"objective": self.w * sigma + (1 - self.w) * theta, "cost": sigma, "operating": op,
+               "networking": net, "delay": theta, "rejected": rejected}
+        return out if strict else out | {"over_cap": over_cap, "over_capacity": over_capacity}
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,10 @@ def topology(profile: Profile, state: TestbedState | None = None, rtt: str = "me
     falls back to 'configured' for pairs without a measurement. A calibrated profile's overheads
     are added: its call overhead to every RTT between placement nodes (a call to a pod on the
     same node included), its gateway overhead to the user's RTTs."""
+    prices: dict = {}  # node type -> its paper-003 costs, as the inventory gives them
     if state is not None:
         info = {n.name: (n.type, n.tier, n.cpus, n.memory_gb, n.role, n.site, n.cost, n.gpus) for n in state.nodes}
+        prices = state.inventory.get("node_types", {})
         conf, meas = state.rtt_configured_ms, state.rtt_measured_ms
     else:
         def of_type(t: str) -> tuple:
@@ -48,6 +50,8 @@ def topology(profile: Profile, state: TestbedState | None = None, rtt: str = "me
         user_rtt=np.array([np.mean([d(u, n) for u in users]) + gateway for n in hosts]),
         roles=tuple(info[n][4] for n in hosts), sites=tuple(info[n][5] for n in hosts),
         costs=np.array([info[n][6] for n in hosts], float), gpus=np.array([info[n][7] for n in hosts], float),
+        pod_costs=np.array([prices.get(info[n][0], {}).get("pod_cost", 0.0) for n in hosts], float),
+        data_costs=np.array([prices.get(info[n][0], {}).get("data_cost", 0.0) for n in hosts], float),
     )
 
 

@@ -50,6 +50,17 @@ class ExternalGroup(BaseModel):
     seq_len: int = Field(ge=1)
     services: list[str]
     probabilities: dict[str, float] = {}
+    # paper 003's delay cap λ per call: the most one-way delay (half the RTT, ms) allowed between
+    # the caller's node and this callee's (harness.policies.cost_delay)
+    max_delay_ms: dict[str, float] | None = None
+
+    @field_validator("max_delay_ms")
+    @classmethod
+    def _positive(cls, v: dict[str, float] | None) -> dict[str, float] | None:
+        for name, ms in (v or {}).items():
+            if not ms > 0:
+                raise ValueError(f"max_delay_ms of {name!r} is {ms}; must be > 0")
+        return v
 
     @field_validator("probabilities")
     @classmethod
@@ -76,6 +87,8 @@ class ServiceSpec(BaseModel):
     # on, and whether its replicas must sit on distinct nodes
     node_affinity: list[str] | None = Field(None, min_length=1)
     pod_antiaffinity: bool = False
+    # paper 003's data size s of a microservice: what its node's data_cost is charged per unit of
+    data_size: float | None = Field(None, ge=0)
 
     @field_validator("internal_service")
     @classmethod
@@ -143,6 +156,10 @@ class App(BaseModel):
     # the services users call (several apps deployed together, or one app with several entry
     # services); default: the gateway alone
     entries: list[str] | None = None
+    # paper 003's placement problem (harness.policies.cost_delay): the node each entry's data come
+    # from (π_a), and how the apps weigh cost against delay (eq. 1's w)
+    sources: dict[str, str] | None = None
+    cost_weight: float | None = Field(None, ge=0, le=1, description="default 0.01, paper 003's Table 4")
     # what validation found that μBench would accept but harness does not act on, one line each
     _warnings: list[str] = PrivateAttr(default_factory=list)
 
@@ -207,6 +224,9 @@ class App(BaseModel):
                     raise UserError(f"unknown node {node!r} (nodes: {', '.join(nodes)})", source=source,
                                     field=f"{name}.node_affinity[{i}]")
             usable = [n for n in nodes if self.may_run_on(name, n)]
+            if (src := (self.sources or {}).get(name)) is not None and src not in nodes:
+                raise UserError(f"unknown node {src!r} (nodes: {', '.join(nodes)})", source=source,
+                                field=f"sources.{name}")
             if svc.pod_antiaffinity and svc.replicas > len(usable):
                 raise UserError(f"{svc.replicas} replicas with pod_antiaffinity need {svc.replicas} nodes; only "
                                 f"{len(usable)} may run {name}", source=source, field=f"{name}.pod_antiaffinity")
@@ -277,6 +297,10 @@ def check_app(app: App, source: str, prefix: str) -> App:
                 if callee not in app.services:
                     raise UserError(f"unknown service {callee!r}", source=source,
                                     field=f"{where}.external_services[{gi}].services[{si}]")
+            for callee in group.max_delay_ms or {}:
+                if callee not in group.services:
+                    raise UserError(f"{callee!r} is not in this group's services ({', '.join(group.services)})",
+                                    source=source, field=f"{where}.external_services[{gi}].max_delay_ms.{callee}")
             for callee in group.probabilities:
                 if callee not in group.services:  # μBench reads only the probabilities of services it picks
                     notes.append(f"{where}.external_services[{gi}].probabilities.{callee} ignored: "
@@ -298,6 +322,10 @@ def check_app(app: App, source: str, prefix: str) -> App:
     for i, e in enumerate(app.entries or []):
         if e not in app.services:
             raise UserError(f"entry {e!r} is not a service of the app", source=source, field=f"entries[{i}]")
+    for e in app.sources or {}:
+        if e not in app.entry_services():
+            raise UserError(f"{e!r} is not an entry of the app (entries: {', '.join(app.entry_services())})",
+                            source=source, field=f"sources.{e}")
     cycle = _find_cycle(app)
     if cycle:
         raise UserError(f"the call graph has a cycle: {' -> '.join(cycle)}", source=source, field="services")
@@ -391,9 +419,16 @@ def compose(apps: list[App]) -> App:
         ren = {s: f"{a.name}-{s}" for s in a.services}
         for s, spec in a.services.items():
             groups = [g.model_copy(update={"services": [ren[c] for c in g.services],
-                                           "probabilities": {ren[c]: p for c, p in g.probabilities.items()}})
+                                           "probabilities": {ren[c]: p for c, p in g.probabilities.items()},
+                                           "max_delay_ms": None if g.max_delay_ms is None else
+                                           {ren[c]: ms for c, ms in g.max_delay_ms.items()}})
                       for g in spec.external_services]
             services[ren[s]] = spec.model_copy(update={"external_services": groups})
+    weights = {a.cost_weight for a in apps}
+    if len(weights) > 1:
+        raise UserError(f"apps deployed together weigh cost differently ({', '.join(map(str, sorted(weights)))}): "
+                        "give them one cost_weight", field="app")
+    sources = {f"{a.name}-{e}": node for a in apps for e, node in (a.sources or {}).items()} or None
     app = App(name="+".join(names), gateway=f"{apps[0].name}-{apps[0].gateway}", services=services,
-              entries=[f"{a.name}-{a.gateway}" for a in apps])
+              entries=[f"{a.name}-{a.gateway}" for a in apps], sources=sources, cost_weight=apps[0].cost_weight)
     return check_app(app, "+".join(names), "services.")  # warnings found again, with the composed names

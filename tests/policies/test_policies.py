@@ -11,7 +11,7 @@ from harness.rescheduler.evaluate import SimWorld, run_policy, scenario, slots_f
 from harness.rl.acting import save_model
 from harness.sim.ceenv import Dynamics, EnvConfig, default_model
 
-BUILTIN = ["bef", "cf", "cloud-first", "default", "greedy-bestfit", "k8s-edge", "kubedsm", "latency-greedy", "optimal",
+BUILTIN = ["bef", "cf", "cloud-first", "cost-delay-milp", "default", "greedy-bestfit", "k8s-edge", "kubedsm", "latency-greedy", "optimal",
            "random", "reach", "rollout", "rsdql", "sef"]
 
 
@@ -33,7 +33,7 @@ def test_every_policy_declares_what_it_does():
     expect = {"default": {"place"}, "cloud-first": {"place"}, "latency-greedy": {"place"}, "optimal": {"plan"},
               "reach": {"plan", "train"}, "rsdql": {"plan", "train"}, "rollout": {"place", "plan"},
               "kubedsm": {"place", "plan"}} | \
-        dict.fromkeys(("bef", "cf", "k8s-edge", "random", "sef", "greedy-bestfit"), {"place"})
+        dict.fromkeys(("bef", "cf", "k8s-edge", "random", "sef", "greedy-bestfit", "cost-delay-milp"), {"place"})
     for name, cls in REGISTRY.items():
         assert {a.value for a in cls.abilities} == expect[name], name
         if Ability.PLACE not in cls.abilities:

@@ -196,3 +196,49 @@ def test_validate_prints_every_problem_and_a_mistyped_group_key_is_named_with_it
     r = subprocess.run([sys.executable, "-m", "harness", "validate", str(f)], cwd=REPO, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "probabilties ignored: not a key of a call group (did you mean 'probabilities'?)" in r.stderr
+
+
+def _cost_delay_app(**change) -> dict:
+    """A two-service chain carrying paper 003's problem (sources, data sizes, a delay cap)."""
+    doc = {"name": "a", "gateway": "s0", "sources": {"s0": "edge-a-1"}, "cost_weight": 0.2, "services": {
+        "s0": {"internal_service": {"compute_pi": {}}, "data_size": 1.5,
+               "external_services": [{"seq_len": 1, "services": ["s1"], "max_delay_ms": {"s1": 5}}]},
+        "s1": {"internal_service": {"compute_pi": {}}}}}
+    for path, value in change.items():
+        *keys, last = path.split("__")
+        d = doc
+        for k in keys:
+            d = d[int(k)] if isinstance(d, list) else d[k]
+        d[last] = value
+    return doc
+
+
+def test_paper_003s_fields_are_read_and_kept_through_composition():
+    from harness.spec.app import compose
+
+    a = parse_app(_cost_delay_app(), "a.json")
+    b = parse_app(_cost_delay_app(name="b", sources={"s0": "cloud-a-1"}), "b.json")
+    assert a.sources == {"s0": "edge-a-1"} and a.services["s0"].data_size == 1.5 and not a.warnings
+    both = compose([a, b])
+    assert both.sources == {"a-s0": "edge-a-1", "b-s0": "cloud-a-1"} and both.cost_weight == 0.2
+    assert both.services["a-s0"].external_services[0].max_delay_ms == {"a-s1": 5}
+    with pytest.raises(UserError, match="cost_weight"):
+        compose([a, parse_app(_cost_delay_app(name="c", cost_weight=0.5), "c.json")])
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"sources": {"s1": "edge-a-1"}}, "sources.s1"),  # not an entry
+    ({"services__s0__external_services__0__max_delay_ms": {"s9": 5}}, "max_delay_ms.s9"),  # not in the group
+    ({"services__s0__external_services__0__max_delay_ms": {"s1": 0}}, "max_delay_ms"),
+    ({"cost_weight": 2}, "cost_weight"),
+])
+def test_paper_003s_fields_when_wrong_name_the_field(change, field):
+    with pytest.raises(UserError) as err:
+        parse_app(_cost_delay_app(**change), "a.json")
+    assert field in str(err.value)
+
+
+def test_a_source_node_the_testbed_lacks_is_named():
+    app = parse_app(_cost_delay_app(sources={"s0": "edge-z-9"}), "a.json")
+    with pytest.raises(UserError, match="sources.s0"):
+        app.check_nodes(["edge-a-1", "cloud-a-1"], "a.json")
