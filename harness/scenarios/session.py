@@ -164,8 +164,6 @@ def prepare(scenario_ref: str, policies: list[str], state, app_override: Path | 
 
 def run_session(cluster: Cluster, state, state_dir: Path, session: Session, repeats: int, seed: int | None,
                 on_tick: Callable[[Live], None] | None = None, on_done: Callable[[dict], None] | None = None) -> list[dict]:
-    from harness.rescheduler.live import LiveView
-
     if cluster.pods():
         raise UserError("an app is deployed; 'harness undeploy' first, so every policy starts from the same testbed")
     if down := [n.name for n in cluster.nodes if n.role != "client" and not cluster.node_up(n.name)]:
@@ -175,9 +173,7 @@ def run_session(cluster: Cluster, state, state_dir: Path, session: Session, repe
         where = ", ".join(f"{node} ({len(pids)})" for node, pids in strays.items())
         raise UserError(f"processes of an earlier run that was killed still run on the nodes ({where}); "
                         "'harness undeploy' stops them")
-    view, _ = LiveView(session.app, session.profile, state, cluster).view()
-    for policy in session.policies.values():
-        policy.check(view)
+    check_policies(session, state, cluster)
     rows: list[dict] = []
     testbed = state_path(state_dir).read_text()
     for r in range(1, repeats + 1):
@@ -187,6 +183,15 @@ def run_session(cluster: Cluster, state, state_dir: Path, session: Session, repe
                         seed=None if seed is None else seed + r - 1, repeat=r)
             done(rows, LiveRun(cluster, plan, out, on_tick).run(), out, session, on_done)
     return rows
+
+
+def check_policies(session: Session, state, cluster: Cluster) -> None:
+    """Each policy's own refusal of this cluster and app (``Policy.check``), before any run."""
+    from harness.rescheduler.live import LiveView
+
+    view, _ = LiveView(session.app, session.profile, state, cluster).view()
+    for policy in session.policies.values():
+        policy.check(view)
 
 
 def new_run_dir(session: Session, name: str, policy: Policy, label: str, testbed: str) -> RunDir:
@@ -225,6 +230,7 @@ def run_simulated(state, session: Session, seeds: int, first_seed: int = 0,
     from harness.scenarios.simrun import SimRun
     from harness.testbed.simulated import SimCluster
 
+    check_policies(session, state, SimCluster(state))
     rows: list[dict] = []
     testbed = yaml.safe_dump(state.model_dump(mode="json"), sort_keys=False)
     for seed in range(first_seed, first_seed + seeds):

@@ -99,3 +99,17 @@ def test_the_written_instance_keeps_the_instance_exactly(tmp_path):
         for field in ("cpu", "ram", "data"):
             assert np.array_equal(getattr(a, field), getattr(b, field)), field
     assert back.w == inst.w
+
+
+def test_a_simulated_session_asks_each_policy_to_check_the_cluster_first(tmp_path):
+    """cost-delay-milp on an app without sources: one line before any run, not a failed deployment."""
+    from harness import shipped
+    from harness.scenarios.session import prepare, run_simulated
+    from harness.spec.inventory import default_inventory_path, load_inventory
+    from harness.testbed.simulated import simulated_state
+
+    state = simulated_state(load_inventory(default_inventory_path()))
+    session = prepare("steady", ["cost-delay-milp"], state, None, None, shipped.find("models"), tmp_path)
+    with pytest.raises(UserError, match="paper 003's problem only"):
+        run_simulated(state, session, 1)
+    assert not any(session.out.glob("*/summary.json"))
