@@ -60,7 +60,7 @@ def test_an_app_no_node_can_hold_stays_pending_and_counts_as_rejected(tmp_path):
     assert run["metrics"]["rejection_rate"] == pytest.approx(len(app["services"]) / sum(len(a.cpu) for a in inst.apps), abs=1e-4)
 
 
-def test_the_milp_placer_refuses_an_app_without_sources():
+def test_the_milp_placer_refuses_an_app_without_sources(tmp_path):
     from harness.policies.contract import ClusterView
     from harness.scenarios.session import prepare
     from harness.spec.inventory import load_inventory, default_inventory_path
@@ -68,7 +68,7 @@ def test_the_milp_placer_refuses_an_app_without_sources():
     from harness import shipped
 
     state = simulated_state(load_inventory(default_inventory_path()))
-    session = prepare("steady", ["default"], state, None, None, shipped.find("models"), shipped.ROOT / "results")
+    session = prepare("steady", ["default"], state, None, None, shipped.find("models"), tmp_path)
     from harness.rescheduler.live import LiveView
     from harness.testbed.simulated import SimCluster
 
