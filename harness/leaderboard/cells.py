@@ -22,14 +22,18 @@ import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from harness import shipped
-from harness.leaderboard.spec import Leaderboard, Track
+from harness.leaderboard.spec import SCENARIO_APPS, Leaderboard, Track
+
+if TYPE_CHECKING:
+    from harness.spec.app import App
 
 # what every run contributes to the long table: summary fields and placement metrics
 METRIC_FIELDS = ("mean_ms", "p95_ms", "p99_ms", "errors", "requests", "moves", "moved_share", "recovery_s",
-                 "policy_errors", "edge_ratio", "cost", "gini_nodes", "rejection_rate", "request_rejection_rate")
+                 "policy_errors", "edge_ratio", "cost", "gini_nodes", "rejection_rate", "request_rejection_rate",
+                 "cost_delay_objective", "cost_delay_gap", "cost_delay_over_cap")
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,8 @@ class Cell:
     seed: int
     policies: tuple[str, ...]
     terminating_s: float = 0.0
+    profile: str | None = None  # the track's one profile file, if it names one
+    gap_time_limit_s: float = 0.0
 
     @property
     def key(self) -> tuple:
@@ -56,8 +62,22 @@ class Coverage:
     label: dict[str, str] = field(default_factory=dict)  # a policy as named in the file -> the name it declares
 
 
-def app_file(app: str) -> Path:
-    return Path(app) if app.endswith(".json") else shipped.workload(app)
+def app_file(app: str) -> Path | None:
+    """An app's file; None for the scenario's own apps."""
+    if app == SCENARIO_APPS:
+        return None
+    return shipped.find(app) if app.endswith(".json") else shipped.workload(app)
+
+
+def track_app(app: str, scenario: str) -> "App":
+    """The app a cell deploys: the named one, or the scenario's own (composed when several)."""
+    from harness.scenarios.catalog import load_scenario
+    from harness.scenarios.session import find_workloads
+    from harness.spec.app import compose, load_app
+
+    if app != SCENARIO_APPS:
+        return load_app(app_file(app))
+    return compose([load_app(f) for f in find_workloads(load_scenario(scenario)[0], None)])
 
 
 def policy_names(track: Track) -> list[str]:
@@ -71,13 +91,13 @@ def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
     from harness.policies import find_model, label, parse_ref, resolve, typed_args
     from harness.policies.contract import Ability
 
-    from harness.spec.app import load_app
     from harness.spec.inventory import load_inventory
 
     cov = Coverage()
     for track in board.tracks:
         testbed = load_inventory(shipped.find(track.inventory) if track.inventory else None).name
-        unprofiled = {app for app in track.apps if not shipped.profile(Path(app).stem, testbed).exists()}
+        unprofiled = set() if track.profile else \
+            {app for app in track.apps if app != SCENARIO_APPS and not shipped.profile(Path(app).stem, testbed).exists()}
         for name in policy_names(track):
             key = (track.name, name)
             cov.ran[key], cov.missing[key] = [], {}
@@ -86,18 +106,19 @@ def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
             typed_args(cls, raw, name)  # a wrong argument: one line before any cell plays
             cov.label[name] = label(name, cls)
             for app in track.apps:
+                deployed = track_app(app, track.scenarios[0])
                 if app in unprofiled:
                     cov.missing[key][app] = f"no profile of {Path(app).stem} on {testbed} (harness profile makes one)"
                     continue
                 if not ({Ability.PLACE, Ability.PLAN} & set(cls.abilities)):
                     cov.missing[key][app] = "ability does not fit: neither places nor plans"
                     continue
-                if (why := cls.unfit(load_app(app_file(app)))) is not None:
+                if (why := cls.unfit(deployed)) is not None:
                     cov.missing[key][app] = f"ability does not fit: {why}"
                     continue
                 if Ability.TRAIN in cls.abilities and "model" not in raw and \
-                        find_model(cls.name, Path(app).stem, model_dir) is None:
-                    cov.missing[key][app] = f"no model for {Path(app).stem} (harness train makes one)"
+                        find_model(cls.name, deployed.name, model_dir) is None:
+                    cov.missing[key][app] = f"no model for {deployed.name} (harness train makes one)"
                     continue
                 cov.ran[key].append(app)
     return cov
@@ -110,29 +131,31 @@ def cells(board: Leaderboard, cov: Coverage, seeds: int) -> list[Cell]:
             joined = tuple(n for n in policy_names(track) if app in cov.ran[(track.name, n)])
             for scenario in track.scenarios:
                 for seed in range(seeds):
-                    out.append(Cell(track.name, track.inventory, app, scenario, seed, joined, track.terminating_s))
+                    out.append(Cell(track.name, track.inventory, app, scenario, seed, joined, track.terminating_s,
+                                    track.profile, track.gap_time_limit_s))
     return out
 
 
 def play(cell: Cell, out: Path, model_dir: Path) -> list[dict]:
     """One cell in simulation: every joining policy's summary (with its ``run_dir``)."""
     from harness.policies import build_for_app
-    from harness.scenarios.session import find_profile, prepare, run_simulated
-    from harness.spec.app import load_app
+    from harness.scenarios.session import prepare, run_simulated
     from harness.spec.inventory import load_inventory
     from harness.testbed.simulated import simulated_state
 
     state = simulated_state(load_inventory(shipped.find(cell.inventory) if cell.inventory else None))
     app_path = app_file(cell.app)
-    name = Path(cell.app).stem
-    folder = f"{cell.track}/{name}/{Path(cell.scenario).stem}"
-    session = prepare(cell.scenario, [], state, app_path, None, model_dir, out / "runs", folder=folder)
-    profile = find_profile(load_app(app_path), state.name, None)
+    profile_path = shipped.find(cell.profile) if cell.profile else None
+    folder = f"{cell.track}/{Path(cell.app).stem}/{Path(cell.scenario).stem}"
+    session = prepare(cell.scenario, [], state, app_path, profile_path, model_dir, out / "runs", folder=folder)
+    name = session.app.name if app_path is None else Path(cell.app).stem
+    profile = session.profile_file
     from harness.policies import label
 
-    built = {ref: build_for_app(ref, name, app_path, profile, model_dir) for ref in cell.policies}
+    built = {ref: build_for_app(ref, name, app_path or session.app_file, profile, model_dir) for ref in cell.policies}
     session.policies = {label(ref, p): p for ref, p in built.items()}  # module:Class runs under its declared name
-    return run_simulated(state, session, 1, first_seed=cell.seed, terminating_s=cell.terminating_s)
+    return run_simulated(state, session, 1, first_seed=cell.seed, terminating_s=cell.terminating_s,
+                         gap_time_limit_s=cell.gap_time_limit_s)
 
 
 def _worker_init() -> None:

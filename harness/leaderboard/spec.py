@@ -13,7 +13,9 @@ from harness.spec.loader import load_model
 
 # what a track may rank by: a summary field or one of its placement metrics, and which way is better
 METRICS = {"mean_ms": "lower", "p95_ms": "lower", "errors": "lower", "edge_ratio": "higher", "cost": "lower",
-           "rejection_rate": "lower", "request_rejection_rate": "lower", "recovery_s": "lower", "moves": "lower"}
+           "rejection_rate": "lower", "request_rejection_rate": "lower", "recovery_s": "lower", "moves": "lower",
+           "cost_delay_objective": "lower", "cost_delay_gap": "lower"}
+SCENARIO_APPS = "scenario"  # a track's app that means: the apps each scenario names, as it names them
 
 
 class Track(BaseModel):
@@ -21,11 +23,17 @@ class Track(BaseModel):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     description: str = ""
     inventory: str | None = Field(None, description="the testbed (default: REACH's)")
-    apps: list[str] = Field(min_length=1, description="shipped app names or app files")
+    apps: list[str] = Field(default_factory=lambda: [SCENARIO_APPS], min_length=1,
+                            description=f"shipped app names or app files; '{SCENARIO_APPS}' (the default): the apps "
+                            "each scenario names (several apps deployed together)")
+    profile: str | None = Field(None, description="one profile file for every app of the track (default: "
+                                "profiles/<app>.<testbed>.json); a composed app's profile names <app>-<service>")
     scenarios: list[str] = Field(min_length=1, description="built-in scenario names or scenario files")
     primary: Literal[tuple(METRICS)] = "mean_ms"  # type: ignore[valid-type]
     policies: list[str] | None = Field(None, description="default: every registered policy")
     terminating_s: float = Field(0.0, ge=0, description="simulation: how long a stopped pod holds its room")
+    gap_time_limit_s: float = Field(0.0, ge=0, description="paper 003's problem: HiGHS's budget for each cell's "
+                                    "optimality gap (cost_delay_gap); 0: none")
 
     @property
     def better(self) -> str:

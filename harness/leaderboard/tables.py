@@ -13,6 +13,7 @@ from pathlib import Path
 from harness.leaderboard.cells import METRIC_FIELDS, Cell, Coverage
 from harness.leaderboard.spec import Leaderboard
 from harness.results.stats import mean_ci95, spearman
+from harness.results.summary import value
 
 LONG_FIELDS = ("track", "inventory", "app", "scenario", "world", "policy", "seed", "metric", "value", "run_dir")
 REFERENCE = "default"
@@ -22,9 +23,8 @@ def long_rows(cell: Cell, summaries: list[dict]) -> list[dict]:
     """The cell's runs as long-table rows, one per metric that has a value."""
     rows = []
     for s in summaries:
-        metrics = s.get("metrics") or {}
         for m in METRIC_FIELDS:
-            v = s.get(m, metrics.get(m))
+            v = value(s, m)
             if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
                 rows.append({"track": cell.track, "inventory": cell.inventory or "reach-local", "app": cell.app,
                              "scenario": cell.scenario, "world": s.get("world", "live"), "policy": s["policy"],

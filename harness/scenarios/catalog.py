@@ -6,7 +6,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from harness import faults
+from harness import faults, shipped
 from harness.errors import UserError
 from harness.spec.loader import parse_model, read_document
 from harness.spec.scenario import Scenario
@@ -25,6 +25,8 @@ def load_scenario(name_or_path: str) -> tuple[Scenario, str]:
     path = Path(name_or_path)
     if not path.exists() and name_or_path in builtin_names():
         path = Path(str(builtin_dir() / f"{name_or_path}.yaml"))
+    elif not path.exists() and shipped.find(path).exists():  # a scenario file harness ships (scenarios/...)
+        path = shipped.find(path)
     elif not path.exists():
         raise UserError(f"no scenario file and no built-in scenario of that name (built-in: {', '.join(builtin_names())})",
                         source=name_or_path)

@@ -56,7 +56,7 @@ def find_workloads(scenario: Scenario, override: Path | None) -> list[Path]:
     out = []
     for ref in scenario.apps():
         p = app_path(ref, Path("workloads"))
-        out.append(p if p.is_absolute() or p.exists() or p.parent != Path("workloads") else shipped.find(p))
+        out.append(p if p.is_absolute() or p.exists() else shipped.find(p))  # a user's own first, then harness's
     return out
 
 

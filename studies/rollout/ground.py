@@ -7,9 +7,12 @@ profile, and a scenario deploying them together with no rescheduling — then pl
 (``metrics.cost_delay``).
 
     .venv/bin/python -m studies.rollout.ground write DIR [--apps 10] [--seed 0]
+    .venv/bin/python -m studies.rollout.ground track [--dir scenarios/multiapp] [--apps 10] [--instances 3]
     .venv/bin/python -m studies.rollout.ground table4 [--apps 10,20] [--instances 20] [--time-limit 30] [--policy-time-limit 10]
 
 - write: one instance's files in DIR, and the ``harness evaluate`` command that plays them.
+- track: the leaderboard's multi-app-placement track (``leaderboards/seeds.yaml``): the apps of
+  seeds 0..N-1 on seed 0's infrastructure, one folder each under ``scenarios/multiapp/``.
 - table4: ``studies.rollout.paper table4`` on the ground. Per instance the greedy's and the
   rollout's objectives are read from their runs' summaries and checked against the compiled search
   on the instance itself (they must be equal: the ground adds nothing to the problem); the
@@ -35,7 +38,7 @@ from harness.solvers import multiapp_milp
 from studies.rollout.paper import ci95, ratio
 
 CLIENT_RTT_MS = 2.0  # the user beside the near edge; paper 003 has no user: it only times the requests
-EXEC_MS_PER_CORE = 10.0  # the profile's execution time per requested core (paper 003 has none)
+EXEC_MS = 10.0  # the profile's execution time of every microservice (paper 003 has none)
 
 
 def node_names(inst: Instance) -> list[str]:
@@ -47,8 +50,12 @@ def node_names(inst: Instance) -> list[str]:
     return out
 
 
-def write(inst: Instance, folder: Path, name: str = "multiapp") -> Path:
-    """The instance's inventory, apps, profile and scenario in ``folder``; the scenario's path."""
+def write(inst: Instance, folder: Path, name: str = "multiapp", testbed: str | None = None,
+          max_microservices: int | None = None) -> Path:
+    """The instance's inventory (named ``testbed``, default ``name``), apps, profile and scenario
+    ``<name>.yaml`` in ``folder``; the scenario's path. The profile holds every ``app<k>-ms<i>``
+    up to ``max_microservices`` (default the instance's largest app), so instances of one
+    infrastructure share their inventory and profile."""
     folder.mkdir(parents=True, exist_ok=True)
     inf, names = inst.infra, node_names(inst)
     tiers = [LAYERS[layer] for layer in inf.layer]
@@ -62,11 +69,12 @@ def write(inst: Instance, folder: Path, name: str = "multiapp") -> Path:
     types = {f"t{v}": {"tier": tiers[v], "cpus": float(inf.cpu[v]), "memory_gb": float(inf.ram[v]), "speed": 1.0,
                        "pod_cost": float(inf.op_cost[v]), "data_cost": float(inf.net_cost[v])} for v in range(inf.V)}
     types["user"] = {"tier": "client", "cpus": 1.0, "memory_gb": 1.0, "speed": 1.0}
-    inventory = {"name": name, "tiers": {"near-edge": {"role": "edge"}, "far-edge": {"role": "edge"}},
+    testbed = testbed or name
+    inventory = {"name": testbed, "tiers": {"near-edge": {"role": "edge"}, "far-edge": {"role": "edge"}},
                  "node_types": types, "nodes": [{"name": n, "type": f"t{v}"} for v, n in enumerate(names)]
                  + [{"name": "user-0", "type": "user"}], "rtt_ms": delay}
     (folder / "inventory.yaml").write_text(yaml.safe_dump(inventory, sort_keys=False))
-    apps, timings = [], {}
+    apps = []
     for k, a in enumerate(inst.apps):
         services = {}
         for i in range(len(a.cpu)):
@@ -77,16 +85,17 @@ def write(inst: Instance, folder: Path, name: str = "multiapp") -> Path:
                                       for j, lam in calls],
                 "cpu-requests": float(a.cpu[i]), "memory-requests": f"{float(a.ram[i])!r}Gi",
                 "data_size": float(a.data[i])}
-            ms = EXEC_MS_PER_CORE * float(a.cpu[i])
-            timings[f"app{k}-ms{i}"] = {t: {"mean_ms": ms, "p50_ms": ms, "p95_ms": ms, "std_ms": 0.0, "samples": 1}
-                                        for t in types if t != "user"}
-        path = folder / f"app{k}.json"
+        path = folder / f"app{k}.json"  # named as given: relative to where harness runs, or harness's own tree
         path.write_text(json.dumps({"name": f"app{k}", "gateway": "ms0", "sources": {"ms0": names[a.source]},
                                     "cost_weight": inst.w, "services": services}, indent=1))
-        apps.append(str(path.resolve()))
+        apps.append(str(path))
+    timing = {"mean_ms": EXEC_MS, "p50_ms": EXEC_MS, "p95_ms": EXEC_MS, "std_ms": 0.0, "samples": 1}
+    most = max_microservices or max(len(a.cpu) for a in inst.apps)
+    timings = {f"app{k}-ms{i}": {t: timing for t in types if t != "user"} for k in range(len(inst.apps))
+               for i in range(most)}
     rtt = {a: {b: 0.0 if a == b else float(2 * inf.delay[i, j]) for j, b in enumerate(names)} for i, a in enumerate(names)}
-    profile = {"app": "+".join(f"app{k}" for k in range(len(inst.apps))), "testbed": name, "created": "",
-               "harness_version": "", "method": f"studies.rollout.ground: {EXEC_MS_PER_CORE:g} ms per requested core",
+    profile = {"app": "+".join(f"app{k}" for k in range(len(inst.apps))), "testbed": testbed, "created": "",
+               "harness_version": "", "method": f"studies.rollout.ground: {EXEC_MS:g} ms per microservice",
                "node_types": {t: {k: v for k, v in d.items() if k in ("tier", "cpus", "memory_gb", "speed")}
                               for t, d in types.items()},
                "nodes": {n: f"t{v}" for v, n in enumerate(names)} | {"user-0": "user"},
@@ -97,9 +106,22 @@ def write(inst: Instance, folder: Path, name: str = "multiapp") -> Path:
                 "load": [{"entry": f"app{k}", "mode": "periodic", "steps": [{"at_s": 0, "value": 0.5}]}
                          for k in range(len(inst.apps))],
                 "rescheduler": {"max_moves": 0}}
-    path = folder / "scenario.yaml"
+    path = folder / f"{name}.yaml"
     path.write_text(yaml.safe_dump(scenario, sort_keys=False))
     return path
+
+
+def write_track(folder: Path, cfg: InstanceConfig, seeds: range, name: str = "multiapp") -> list[Path]:
+    """Instances for a leaderboard track, which has one inventory: the apps of ``seeds`` each on
+    the infrastructure of the first seed, in ``folder/s<seed>/``, the one inventory and profile in
+    the first folder; the scenarios' paths."""
+    infra = generate(cfg, seeds[0]).infra
+    paths = [write(Instance(infra, generate(cfg, seed).apps, cfg.w), folder / f"s{seed}", f"{name}-s{seed}", name,
+                   cfg.microservices[1]) for seed in seeds]
+    for p in paths[1:]:  # the same as the first folder's: the track names that one
+        (p.parent / "inventory.yaml").unlink()
+        (p.parent / "profile.json").unlink()
+    return paths
 
 
 def play(folder: Path, policies: dict, results: Path, gap_time_limit_s: float = 0.0) -> dict[str, dict]:
@@ -110,7 +132,8 @@ def play(folder: Path, policies: dict, results: Path, gap_time_limit_s: float = 
     from harness.testbed.simulated import simulated_state
 
     state = simulated_state(load_inventory(folder / "inventory.yaml"))
-    session = prepare(str(folder / "scenario.yaml"), ["default"], state, None, folder / "profile.json",
+    scenario = next(p for p in folder.glob("*.yaml") if p.name != "inventory.yaml")
+    session = prepare(str(scenario), ["default"], state, None, folder / "profile.json",
                       shipped.find("models"), results, folder=folder.name)
     session.policies = dict(policies)
     rows = run_simulated(state, session, 1, gap_time_limit_s=gap_time_limit_s)
@@ -119,10 +142,17 @@ def play(folder: Path, policies: dict, results: Path, gap_time_limit_s: float = 
 
 def cmd_write(args) -> int:
     cfg = InstanceConfig.basic(apps=args.apps)
-    path = write(generate(cfg, args.seed), Path(args.dir))
-    print(f"wrote {args.dir}: inventory.yaml, app0..app{args.apps - 1}.json, profile.json, scenario.yaml\nplay it: "
+    path = write(generate(cfg, args.seed), Path(args.dir), args.name)
+    print(f"wrote {args.dir}: inventory.yaml, app0..app{args.apps - 1}.json, profile.json, {path.name}\nplay it: "
           f"harness evaluate {path} --inventory {Path(args.dir) / 'inventory.yaml'} --profile "
           f"{Path(args.dir) / 'profile.json'} --policy greedy-bestfit,rollout,cost-delay-milp,default --seeds 1")
+    return 0
+
+
+def cmd_track(args) -> int:
+    """The leaderboard's multi-app track: its instances under ``scenarios/multiapp/``."""
+    paths = write_track(Path(args.dir), InstanceConfig.basic(apps=args.apps), range(args.instances))
+    print("wrote " + ", ".join(str(p) for p in paths))
     return 0
 
 
@@ -175,14 +205,19 @@ def main() -> int:
     w.add_argument("dir")
     w.add_argument("--apps", type=int, default=10)
     w.add_argument("--seed", type=int, default=0)
+    w.add_argument("--name", default="multiapp", help="the scenario's and the inventory's (testbed's) name")
     t = sub.add_parser("table4", help="Table 4 on the ground, checked against the direct search")
     t.add_argument("--apps", default="10,20")
     t.add_argument("--instances", type=int, default=20)
     t.add_argument("--time-limit", type=float, default=30.0, help="the reference MILP's (as paper's table4)")
     t.add_argument("--policy-time-limit", type=float, default=10.0, help="cost-delay-milp's and the summaries' gap's")
     t.add_argument("--results", default="results")
+    k = sub.add_parser("track", help="the leaderboard track's instances (leaderboards/seeds.yaml)")
+    k.add_argument("--dir", default="scenarios/multiapp")
+    k.add_argument("--apps", type=int, default=10)
+    k.add_argument("--instances", type=int, default=3)
     args = ap.parse_args()
-    return cmd_write(args) if args.cmd == "write" else cmd_table4(args)
+    return {"write": cmd_write, "track": cmd_track, "table4": cmd_table4}[args.cmd](args)
 
 
 if __name__ == "__main__":

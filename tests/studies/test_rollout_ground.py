@@ -89,7 +89,7 @@ def test_the_written_instance_keeps_the_instance_exactly(tmp_path):
     inst = generate(SMALL, 3)
     write(inst, tmp_path / "inst")
     state = simulated_state(load_inventory(tmp_path / "inst" / "inventory.yaml"))
-    s = prepare(str(tmp_path / "inst" / "scenario.yaml"), ["default"], state, None, tmp_path / "inst" / "profile.json",
+    s = prepare(str(tmp_path / "inst" / "multiapp.yaml"), ["default"], state, None, tmp_path / "inst" / "profile.json",
                 shipped.find("models"), tmp_path / "results")
     back = cost_delay.problem(LiveView(s.app, s.profile, state, SimCluster(state)).view()[0]).instance
     for field in ("cpu", "ram", "op_cost", "net_cost", "delay"):
