@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -13,9 +14,12 @@ from harness.cli.main import app
 
 @app.command()
 def leaderboard(
+    ctx: typer.Context,
     file: Path = typer.Argument(..., help="A leaderboard file (e.g. leaderboards/seeds.yaml): versioned tracks, each "
                                 "an inventory, apps, scenarios and the metric it ranks by."),
-    mode: str = typer.Option("sim", "--mode", help="sim: every cell played in simulation (live: not yet)."),
+    mode: str = typer.Option("sim", "--mode", help="sim: every cell in simulation; live: every cell of the tracks "
+                             "whose inventory the provisioned testbed is, played on it one after another (seed k "
+                             "seeds the load); both: the two, with the ranks' agreement (Spearman's ρ) per track."),
     seeds: int = typer.Option(3, "--seeds", min=1, help="Seeds per (app, scenario): the same for every policy."),
     jobs: int = typer.Option(2, "--jobs", "-j", min=1, help="Cells played at once (processes)."),
     model_dir: Path = typer.Option(Path("models"), "--model-dir", help="Where the learned policies' models are."),
@@ -40,18 +44,22 @@ def leaderboard(
     from harness.leaderboard import sweep, tables
     from harness.leaderboard.spec import load_leaderboard
 
-    if mode != "sim":
-        raise UserError(f"expected sim, got {mode!r} (live and both: not yet)", field="--mode")
+    if mode not in ("sim", "live", "both"):
+        raise UserError(f"expected sim, live or both, got {mode!r}", field="--mode")
     board = load_leaderboard(file)
     out = out or Path("results") / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-leaderboard-{board.name}"
     console = make_console(stderr=True)
     console.print(f"leaderboard {board.name} v{board.version}: {len(board.tracks)} tracks, {seeds} seeds, "
                   f"{'Ray ' + ray if ray else f'{jobs} processes'}; results in {out}")
-    with Progress(TextColumn("cells"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                  console=console, transient=True) as bar:
+    with testbed(ctx, mode) as (cluster, state_dir), \
+            Progress(TextColumn("cells"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                     console=console, transient=True) as bar:
         task = bar.add_task("cells", total=None)
         result = sweep.run(file, out, seeds, jobs, shipped.find(model_dir),
-                           lambda done, total: bar.update(task, completed=done, total=total), ray=ray)
+                           lambda done, total: bar.update(task, completed=done, total=total), ray=ray, mode=mode,
+                           cluster=cluster, state_dir=state_dir)
+    for track, why in result.not_live.items():
+        console.print(f"harness: {track} not played live: {why}")
     coverage_file, coverage_text = tables.write_coverage(board, result.coverage, result.failed, out)
     if json_out:
         import csv
@@ -59,10 +67,15 @@ def leaderboard(
         from harness.cli.output import print_json
 
         read = lambda f: list(csv.DictReader(open(f)))  # noqa: E731
-        print_json({"folder": str(out), "ranked": read(out / "ranked-sim.csv"), "coverage": read(coverage_file),
+        print_json({"folder": str(out), "ranked": [r for w in sweep.worlds(mode) for r in read(out / f"ranked-{w}.csv")],
+                    "coverage": read(coverage_file), "not_live": result.not_live,
                     "failed_cells": [{"cell": list(k), "error": e} for k, e in sorted(result.failed.items())]})
     else:
-        print(tables.ranked_text(board, result.rows))
+        for world in sweep.worlds(mode):
+            print(tables.ranked_text(board, result.rows, world))
+        if mode == "both":
+            print("\nsim vs live, Spearman's ρ of the ranks per track: " + ", ".join(
+                f"{t} {'-' if rho is None else f'{rho:.2f}'}" for t, rho in tables.agreement(board, result.rows).items()))
         print(coverage_text)
     for key, error in sorted(result.failed.items()):
         print(f"harness: error: cell {'/'.join(map(str, key))} failed twice: {error}", file=sys.stderr)
@@ -70,3 +83,19 @@ def leaderboard(
           file=sys.stderr if json_out else sys.stdout)
     if result.failed:
         raise typer.Exit(1)
+
+
+@contextmanager
+def testbed(ctx: typer.Context, mode: str):
+    """(cluster, state folder) of the provisioned testbed, held exclusively, for live cells;
+    (None, None) in simulation."""
+    if mode == "sim":
+        yield None, None
+        return
+    from harness.spec.testbed_state import default_state_dir
+    from harness.testbed.lock import exclusive
+    from harness.testbed.open import open_cluster
+
+    state_dir = ctx.find_root().params.get("state_dir") or default_state_dir()[0]
+    with exclusive(state_dir):
+        yield open_cluster(state_dir), state_dir

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Callable
 from harness import shipped
 from harness.leaderboard.spec import SCENARIO_APPS, Leaderboard, Track
 
+LIVE = "live"  # a live cell's failure key ends with it
+
 if TYPE_CHECKING:
     from harness.spec.app import App
 
@@ -156,6 +158,57 @@ def play(cell: Cell, out: Path, model_dir: Path) -> list[dict]:
     session.policies = {label(ref, p): p for ref, p in built.items()}  # module:Class runs under its declared name
     return run_simulated(state, session, 1, first_seed=cell.seed, terminating_s=cell.terminating_s,
                          gap_time_limit_s=cell.gap_time_limit_s)
+
+
+def play_live(cell: Cell, out: Path, model_dir: Path, cluster, state_dir: Path) -> list[dict]:
+    """One cell live on the testbed ``cluster`` (``harness run``'s session: every joining policy
+    in turn, the load seeded by the cell's seed): every policy's summary (with its ``run_dir``)."""
+    from harness.policies import build_for_app, label
+    from harness.scenarios.session import prepare, run_session
+
+    app_path = app_file(cell.app)
+    profile_path = shipped.find(cell.profile) if cell.profile else None
+    folder = f"{cell.track}/{Path(cell.app).stem}/{Path(cell.scenario).stem}-live-s{cell.seed}"
+    session = prepare(cell.scenario, [], cluster.state, app_path, profile_path, model_dir, out / "runs", folder=folder)
+    name = session.app.name if app_path is None else Path(cell.app).stem
+    built = {ref: build_for_app(ref, name, app_path or session.app_file, session.profile_file, model_dir)
+             for ref in cell.policies}
+    session.policies = {label(ref, p): p for ref, p in built.items()}
+    return run_session(cluster, cluster.state, state_dir, session, 1, cell.seed)
+
+
+def live_mismatch(track: Track, testbed: str) -> str | None:
+    """Why a track's cells cannot be played on the testbed ``testbed`` names (another inventory)."""
+    from harness.spec.inventory import load_inventory
+
+    want = load_inventory(shipped.find(track.inventory) if track.inventory else None).name
+    return None if want == testbed else f"the testbed is {testbed!r}; the track's inventory is {want!r}"
+
+
+def run_cells_live(todo: list[Cell], out: Path, model_dir: Path, cluster, state_dir: Path, on_done: Done) -> None:
+    """Live cells one after another on the one testbed (policies take turns within each); a cell
+    that raises is played once more after the testbed is cleared (``harness undeploy``'s work)."""
+    from harness.testbed.pods import undeploy
+
+    for cell in todo:
+        error = None
+        for _ in range(2):
+            try:
+                on_done(cell, play_live(cell, out, model_dir, cluster, state_dir), None)
+                break
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:  # a failed cell is reported, never lost
+                error = f"{type(exc).__name__}: {exc}"[:500]
+                try:  # what 'harness undeploy' does: no pods, every node back up
+                    undeploy(cluster)
+                    for n in cluster.nodes:
+                        if n.role != "client" and not cluster.node_up(n.name):
+                            cluster.recover_node(n.name)
+                except Exception:
+                    pass  # the second try meets the same testbed and says why
+        else:
+            on_done(cell, None, error)
 
 
 def _worker_init() -> None:

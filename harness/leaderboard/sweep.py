@@ -25,34 +25,52 @@ class Sweep:
     failed: dict[tuple, str] = field(default_factory=dict)  # cell key -> error
     coverage: cl.Coverage | None = None
     seconds: float = 0.0
+    mode: str = "sim"
+    not_live: dict[str, str] = field(default_factory=dict)  # track -> why its cells were not played live
 
 
 def run(file: Path, out: Path, seeds: int, jobs: int, model_dir: Path,
-        on_progress: Callable[[int, int], None] = lambda done, total: None, ray: str | None = None) -> Sweep:
-    """The sweep of ``file`` into ``out``: on a local process pool of ``jobs``, or with ``ray`` on a
-    Ray cluster ("local": a local instance of ``jobs`` CPUs; else its address)."""
+        on_progress: Callable[[int, int], None] = lambda done, total: None, ray: str | None = None,
+        mode: str = "sim", cluster=None, state_dir: Path | None = None) -> Sweep:
+    """The sweep of ``file`` into ``out``. ``mode`` sim: every cell in simulation, on a local
+    process pool of ``jobs`` or with ``ray`` on a Ray cluster ("local": a local instance of
+    ``jobs`` CPUs; else its address); live: every cell whose track's inventory is the testbed's
+    played on ``cluster``, one after another (seed k: repeat k's load seed); both: the two, so the
+    tables set the worlds side by side."""
     board = load_leaderboard(file)
     out.mkdir(parents=True, exist_ok=True)
     shutil.copy(file, out / "leaderboard.yaml")  # the file as it was: results of two versions do not compare
-    sweep = Sweep(board)
+    sweep = Sweep(board, mode=mode)
     sweep.coverage = cl.coverage(board, model_dir)
-    todo = cl.cells(board, sweep.coverage, seeds)
+    cells = cl.cells(board, sweep.coverage, seeds)
+    todo = cells if mode != "live" else []
+    live: list[cl.Cell] = []
+    if mode != "sim":
+        for t in board.tracks:
+            if (why := cl.live_mismatch(t, cluster.state.name)) is not None:
+                sweep.not_live[t.name] = why
+        live = [c for c in cells if c.track not in sweep.not_live]
     t0, done = time.monotonic(), [0]
 
     def finished(cell: cl.Cell, summaries: list[dict] | None, error: str | None) -> None:
         done[0] += 1
         if error is not None:
-            sweep.failed[cell.key] = " ".join(cell.policies) + f": {error}"
+            sweep.failed[cell.key + ((cl.LIVE,) if cell in live_set else ())] = " ".join(cell.policies) + f": {error}"
         else:
             for s in summaries:  # run directories relative to the results folder: the folder moves whole
                 s["run_dir"] = str(Path(s["run_dir"]).resolve().relative_to(out.resolve()))
             sweep.rows += tables.long_rows(cell, summaries)
-        on_progress(done[0], len(todo))
-    on_progress(0, len(todo))
-    if ray is None:
+        on_progress(done[0], len(todo) + len(live))
+    live_set = set(live)
+    on_progress(0, len(todo) + len(live))
+    if not todo:
+        pass
+    elif ray is None:
         cl.run_cells(todo, out, model_dir, jobs, finished)
     else:
         cl.run_cells_on_ray(todo, out, model_dir, None if ray == "local" else ray, jobs, finished)
+    if live:
+        cl.run_cells_live(live, out, model_dir, cluster, state_dir, finished)
     sweep.seconds = time.monotonic() - t0
     write(sweep, file, out, seeds, jobs, ray)
     return sweep
@@ -62,11 +80,18 @@ def write(sweep: Sweep, file: Path, out: Path, seeds: int, jobs: int, ray: str |
     from harness.results.rundir import git_commit
 
     tables.write_long(sweep.rows, out)
-    tables.write_ranked(sweep.board, sweep.rows, out)
+    for world in worlds(sweep.mode):
+        tables.write_ranked(sweep.board, sweep.rows, out, world)
     tables.write_coverage(sweep.board, sweep.coverage, sweep.failed, out)
     meta = {"file": str(file), "name": sweep.board.name, "version": sweep.board.version,
             "git_commit": git_commit(shipped.ROOT), "seeds": seeds, "jobs": jobs, "executor": ray and f"ray:{ray}" or "pool",
             "argv": sys.argv,
-            "wall_s": round(sweep.seconds, 1), "rows": len(sweep.rows),
+            "wall_s": round(sweep.seconds, 1), "rows": len(sweep.rows), "mode": sweep.mode,
+            "not_live": sweep.not_live, "sim_live_spearman": tables.agreement(sweep.board, sweep.rows)
+            if sweep.mode == "both" else None,
             "failed_cells": [{"cell": list(k), "error": e} for k, e in sorted(sweep.failed.items())]}
     (out / "leaderboard.json").write_text(json.dumps(meta, indent=1))
+
+
+def worlds(mode: str) -> list[str]:
+    return {"sim": ["sim"], "live": ["live"], "both": ["sim", "live"]}[mode]

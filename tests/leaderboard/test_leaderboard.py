@@ -166,3 +166,42 @@ def test_a_track_of_several_apps_per_scenario_ranks_paper_003s_objective(tmp_pat
     assert len(gaps) == 2 and max(gaps) < 1e-6
     coverage = {row["policy"]: row["multi-app"] for row in read(tmp_path / "out/coverage.csv")}
     assert coverage["reach"].startswith("no model for app0+app1+app2")
+
+
+LIVE_SHORT = {"name": "live-short", "description": "chain, one user, 12 s", "duration_s": 12, "app": "chain",
+              "replicas": 1, "warmup_s": 2, "load": {"mode": "closed", "steps": [{"at_s": 0, "value": 1}]},
+              "rescheduler": {"period_s": 5, "start_s": 2, "max_moves": 2}}
+
+
+@pytest.mark.root
+@pytest.mark.slow
+def test_both_worlds_rank_the_same_cells_and_a_track_of_another_testbed_is_named(local_testbed, tmp_path):
+    """--mode both: the cells of the testbed's track played in simulation and live (one run
+    directory each), a ranked table per world, Spearman's ρ of the two; the track whose inventory
+    is another testbed's plays in simulation only and says why not live."""
+    sc = tmp_path / "live-short.yaml"
+    sc.write_text(yaml.safe_dump(LIVE_SHORT))
+    doc = {"version": 1, "name": "both", "tracks": [
+        {"name": "reschedule", "apps": ["chain"], "scenarios": [str(sc)], "primary": "mean_ms",
+         "policies": ["default", "cloud-first", "latency-greedy"]},
+        {"name": "replica-schedules", "inventory": "inventories/kubedsm-local.yaml", "apps": ["kubedsm"],
+         "scenarios": ["scenarios/kubedsm/1.1_0.4.yaml"], "primary": "edge_ratio", "policies": ["default", "kubedsm"]}]}
+    f = tmp_path / "board.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    r = subprocess.run([sys.executable, "-m", "harness", "--state-dir", str(local_testbed.state_dir), "leaderboard",
+                        str(f), "--mode", "both", "--seeds", "1", "--jobs", "1", "--out", str(tmp_path / "out")],
+                       cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = read(tmp_path / "out/leaderboard.csv")
+    worlds = {(row["track"], row["world"]) for row in rows}
+    assert worlds == {("reschedule", "sim"), ("reschedule", "live"), ("replica-schedules", "sim")}
+    live = {row["policy"] for row in read(tmp_path / "out/ranked-live.csv")}
+    assert live == {"default", "cloud-first", "latency-greedy"}
+    assert all((tmp_path / "out" / row["run_dir"] / "summary.json").exists() for row in rows)
+    meta = json.loads((tmp_path / "out/leaderboard.json").read_text())
+    assert "kubedsm-local" in meta["not_live"]["replica-schedules"] and meta["failed_cells"] == []
+    rho = meta["sim_live_spearman"]
+    assert rho["replica-schedules"] is None and -1 <= rho["reschedule"] <= 1
+    assert "reschedule (live)" in r.stdout and "Spearman" in r.stdout
+    c = local_testbed.cluster
+    assert c.pods() == [] and all(c.node_up(n.name) for n in c.nodes)  # the testbed as the sweep found it
