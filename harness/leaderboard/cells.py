@@ -138,24 +138,34 @@ def cells(board: Leaderboard, cov: Coverage, seeds: int) -> list[Cell]:
     return out
 
 
+def session_for(cell: Cell, state, out: Path, model_dir: Path, folder: str):
+    """The cell's session (``harness.scenarios.session``) with its joining policies, each built for
+    the app the cell deploys and labelled as the file names it (module:Class under its declared name)."""
+    from harness.policies import build_for_app, label
+    from harness.scenarios.session import prepare
+
+    app_path = app_file(cell.app)
+    profile_path = shipped.find(cell.profile) if cell.profile else None
+    session = prepare(cell.scenario, [], state, app_path, profile_path, model_dir, out / "runs", folder=folder)
+    name = session.app.name if app_path is None else Path(cell.app).stem
+    built = {ref: build_for_app(ref, name, app_path or session.app_file, session.profile_file, model_dir)
+             for ref in cell.policies}
+    session.policies = {label(ref, p): p for ref, p in built.items()}
+    return session
+
+
+def cell_folder(cell: Cell, live: bool = False) -> str:
+    return f"{cell.track}/{Path(cell.app).stem}/{Path(cell.scenario).stem}" + (f"-live-s{cell.seed}" if live else "")
+
+
 def play(cell: Cell, out: Path, model_dir: Path) -> list[dict]:
     """One cell in simulation: every joining policy's summary (with its ``run_dir``)."""
-    from harness.policies import build_for_app
-    from harness.scenarios.session import prepare, run_simulated
+    from harness.scenarios.session import run_simulated
     from harness.spec.inventory import load_inventory
     from harness.testbed.simulated import simulated_state
 
     state = simulated_state(load_inventory(shipped.find(cell.inventory) if cell.inventory else None))
-    app_path = app_file(cell.app)
-    profile_path = shipped.find(cell.profile) if cell.profile else None
-    folder = f"{cell.track}/{Path(cell.app).stem}/{Path(cell.scenario).stem}"
-    session = prepare(cell.scenario, [], state, app_path, profile_path, model_dir, out / "runs", folder=folder)
-    name = session.app.name if app_path is None else Path(cell.app).stem
-    profile = session.profile_file
-    from harness.policies import label
-
-    built = {ref: build_for_app(ref, name, app_path or session.app_file, profile, model_dir) for ref in cell.policies}
-    session.policies = {label(ref, p): p for ref, p in built.items()}  # module:Class runs under its declared name
+    session = session_for(cell, state, out, model_dir, cell_folder(cell))
     return run_simulated(state, session, 1, first_seed=cell.seed, terminating_s=cell.terminating_s,
                          gap_time_limit_s=cell.gap_time_limit_s)
 
@@ -163,17 +173,9 @@ def play(cell: Cell, out: Path, model_dir: Path) -> list[dict]:
 def play_live(cell: Cell, out: Path, model_dir: Path, cluster, state_dir: Path) -> list[dict]:
     """One cell live on the testbed ``cluster`` (``harness run``'s session: every joining policy
     in turn, the load seeded by the cell's seed): every policy's summary (with its ``run_dir``)."""
-    from harness.policies import build_for_app, label
-    from harness.scenarios.session import prepare, run_session
+    from harness.scenarios.session import run_session
 
-    app_path = app_file(cell.app)
-    profile_path = shipped.find(cell.profile) if cell.profile else None
-    folder = f"{cell.track}/{Path(cell.app).stem}/{Path(cell.scenario).stem}-live-s{cell.seed}"
-    session = prepare(cell.scenario, [], cluster.state, app_path, profile_path, model_dir, out / "runs", folder=folder)
-    name = session.app.name if app_path is None else Path(cell.app).stem
-    built = {ref: build_for_app(ref, name, app_path or session.app_file, session.profile_file, model_dir)
-             for ref in cell.policies}
-    session.policies = {label(ref, p): p for ref, p in built.items()}
+    session = session_for(cell, cluster.state, out, model_dir, cell_folder(cell, live=True))
     return run_session(cluster, cluster.state, state_dir, session, 1, cell.seed)
 
 
