@@ -100,6 +100,7 @@ def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
         testbed = load_inventory(shipped.find(track.inventory) if track.inventory else None).name
         unprofiled = set() if track.profile else \
             {app for app in track.apps if app != SCENARIO_APPS and not shipped.profile(Path(app).stem, testbed).exists()}
+        deployed = {app: track_app(app, track.scenarios[0]) for app in track.apps}  # read once, asked per policy
         for name in policy_names(track):
             key = (track.name, name)
             cov.ran[key], cov.missing[key] = [], {}
@@ -108,19 +109,18 @@ def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
             typed_args(cls, raw, name)  # a wrong argument: one line before any cell plays
             cov.label[name] = label(name, cls)
             for app in track.apps:
-                deployed = track_app(app, track.scenarios[0])
                 if app in unprofiled:
                     cov.missing[key][app] = f"no profile of {Path(app).stem} on {testbed} (harness profile makes one)"
                     continue
                 if not ({Ability.PLACE, Ability.PLAN} & set(cls.abilities)):
                     cov.missing[key][app] = "ability does not fit: neither places nor plans"
                     continue
-                if (why := cls.unfit(deployed)) is not None:
+                if (why := cls.unfit(deployed[app])) is not None:
                     cov.missing[key][app] = f"ability does not fit: {why}"
                     continue
                 if Ability.TRAIN in cls.abilities and "model" not in raw and \
-                        find_model(cls.name, deployed.name, model_dir) is None:
-                    cov.missing[key][app] = f"no model for {deployed.name} (harness train makes one)"
+                        find_model(cls.name, deployed[app].name, model_dir) is None:
+                    cov.missing[key][app] = f"no model for {deployed[app].name} (harness train makes one)"
                     continue
                 cov.ran[key].append(app)
     return cov

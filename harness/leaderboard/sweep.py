@@ -50,6 +50,7 @@ def run(file: Path, out: Path, seeds: int, jobs: int, model_dir: Path,
             if (why := cl.live_mismatch(t, cluster.state.name)) is not None:
                 sweep.not_live[t.name] = why
         live = [c for c in cells if c.track not in sweep.not_live]
+    live_set = set(live)
     t0, done = time.monotonic(), [0]
 
     def finished(cell: cl.Cell, summaries: list[dict] | None, error: str | None) -> None:
@@ -61,13 +62,10 @@ def run(file: Path, out: Path, seeds: int, jobs: int, model_dir: Path,
                 s["run_dir"] = str(Path(s["run_dir"]).resolve().relative_to(out.resolve()))
             sweep.rows += tables.long_rows(cell, summaries)
         on_progress(done[0], len(todo) + len(live))
-    live_set = set(live)
     on_progress(0, len(todo) + len(live))
-    if not todo:
-        pass
-    elif ray is None:
+    if todo and ray is None:
         cl.run_cells(todo, out, model_dir, jobs, finished)
-    else:
+    elif todo:
         cl.run_cells_on_ray(todo, out, model_dir, None if ray == "local" else ray, jobs, finished)
     if live:
         cl.run_cells_live(live, out, model_dir, cluster, state_dir, finished)

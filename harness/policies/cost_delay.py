@@ -22,8 +22,7 @@ import numpy as np
 
 from harness.policies.contract import ClusterView, PendingPod
 from harness.sim.multiapp import LAYERS, AppSpec, Infrastructure, Instance
-
-DEFAULT_WEIGHT = 0.01  # paper 003's Table 4
+from harness.spec.app import App
 
 
 @dataclass(frozen=True)
@@ -31,7 +30,6 @@ class Problem:
     """An instance over some of the view's apps, and how its indices map back."""
 
     instance: Instance
-    entries: tuple[str, ...]  # per instance app, its entry service
     services: tuple[tuple[str, ...], ...]  # per instance app, its services in the instance's order
 
     def nodes_of(self, view: ClusterView, assign: list[np.ndarray]) -> dict[str, str | None]:
@@ -43,10 +41,9 @@ class Problem:
         return out
 
 
-def apps_of(view: ClusterView) -> dict[str, tuple[str, ...]] | None:
-    """Entry -> its services in call order, when the view holds paper 003's problem (the app has
-    sources; every service belongs to one sourced entry and has one replica); else None."""
-    app = view.app
+def apps_of(app: App) -> dict[str, tuple[str, ...]] | None:
+    """Entry -> its services in call order, when ``app`` is paper 003's problem (it has sources;
+    every service belongs to one sourced entry and has one replica); else None."""
     if not app.sources:
         return None
     out: dict[str, tuple[str, ...]] = {}
@@ -85,18 +82,17 @@ def _call_order(app, entry: str) -> tuple[str, ...]:
     return tuple(done)
 
 
-def problem(view: ClusterView, entries: Sequence[str] | None = None, free_of_pods: bool = True) -> Problem | None:
-    """The instance of ``entries`` (default every sourced app) on the view's nodes. Capacity is
-    each node's less the background, less the pods of apps outside ``entries`` when
-    ``free_of_pods`` (placing those apps anew), less every listed pod otherwise."""
-    apps = apps_of(view)
+def problem(view: ClusterView, entries: Sequence[str] | None = None) -> Problem | None:
+    """The instance of ``entries`` (default every sourced app) placed anew on the view's nodes:
+    capacity is each node's less the background and the pods of the other apps."""
+    apps = apps_of(view.app)
     if apps is None:
         return None
     chosen = [e for e in apps if entries is None or e in entries]
     mine = {s for e in chosen for s in apps[e]}
     cpu, mem = view.background_cpu.copy(), view.background_memory_mib.copy()
     for p in view.pods:
-        if not free_of_pods or p.service not in mine:
+        if p.service not in mine:
             i = view.index(p.node)
             cpu[i] += p.cpu
             mem[i] += p.memory_mib
@@ -115,15 +111,14 @@ def problem(view: ClusterView, entries: Sequence[str] | None = None, free_of_pod
         specs.append(AppSpec(view.index(a.sources[e]), np.array([a.cpu_request(s) for s in names]),
                              np.array([a.memory_request(s) / 1024 for s in names]),
                              np.array([a.services[s].data_size or 0.0 for s in names]), arcs))
-    w = DEFAULT_WEIGHT if a.cost_weight is None else a.cost_weight
-    return Problem(Instance(infra, tuple(specs), w), tuple(chosen), tuple(apps[e] for e in chosen))
+    return Problem(Instance(infra, tuple(specs), a.weight()), tuple(apps[e] for e in chosen))
 
 
 def place(view: ClusterView, pods: Sequence[PendingPod], solve) -> list[str | None] | None:
     """Paper 003's way to place ``pods``: the apps they belong to solved as one instance by
     ``solve(instance) -> assign``, on the room the other apps leave; None when the view is not
     paper 003's problem or a pod's app has pods placed already (then the caller's own way)."""
-    apps = apps_of(view)
+    apps = apps_of(view.app)
     if apps is None:
         return None
     owner = {s: e for e, names in apps.items() for s in names}
@@ -135,28 +130,31 @@ def place(view: ClusterView, pods: Sequence[PendingPod], solve) -> list[str | No
     return [where[p.service] for p in pods]
 
 
-def score(view: ClusterView) -> dict | None:
+def score(view: ClusterView, gap_time_limit_s: float = 0.0) -> dict | None:
     """Paper 003's objective of the view's placement (``Instance.evaluate``, not strict): over the
-    apps placed whole, with the arcs whose delay cap is broken counted; None if not the problem."""
-    prob = problem(view, free_of_pods=True)
+    apps placed whole, with the arcs whose delay cap is broken counted; None if not the problem.
+    With ``gap_time_limit_s`` and every app placed, its gap too (:func:`gap`)."""
+    prob = problem(view)
     if prob is None:
         return None
     placed = {p.service: view.index(p.node) for p in view.pods}
     assign = [np.array([placed.get(s, -1) for s in names]) for names in prob.services]
     assign = [x if (x >= 0).all() else np.full(len(x), -1) for x in assign]
-    return prob.instance.evaluate(assign, strict=False)
+    out = prob.instance.evaluate(assign, strict=False)
+    if gap_time_limit_s > 0 and not out["rejected"]:
+        out |= gap(prob.instance, out["objective"], gap_time_limit_s)
+    return out
 
 
 _REFERENCES: dict[tuple, tuple[float, bool]] = {}  # instance -> (optimum or bound, exact), solved once a process
 
 
-def gap(view: ClusterView, objective: float, time_limit_s: float) -> dict:
-    """``objective``'s gap to the optimum of the view's instance (every app placed anew) where
-    HiGHS proves it within ``time_limit_s``, else to its proven bound (an upper estimate of the
-    true gap). The MILP is solved once per instance and process, whatever the policies and seeds."""
+def gap(inst: Instance, objective: float, time_limit_s: float) -> dict:
+    """``objective``'s gap to the optimum of ``inst`` where HiGHS proves it within
+    ``time_limit_s``, else to its proven bound (an upper estimate of the true gap). The MILP is
+    solved once per instance and process, whatever the policies and seeds."""
     from harness.solvers import multiapp_milp
 
-    inst = problem(view, free_of_pods=True).instance
     f, inf = inst.flat, inst.infra
     key = tuple(a.tobytes() for a in (inf.cpu, inf.ram, inf.op_cost, inf.net_cost, inf.delay, f.cpu, f.ram, f.data,
                                       f.source, f.arc_other, f.arc_lambda)) + (inst.w, time_limit_s)

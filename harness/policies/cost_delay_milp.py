@@ -40,7 +40,7 @@ class CostDelayMilp(Policy):
         return None if app.sources else "places paper 003's problem only (an app with sources)"
 
     def check(self, view: ClusterView) -> None:
-        if cost_delay.apps_of(view) is None:
+        if cost_delay.apps_of(view.app) is None:
             raise UserError("cost-delay-milp places paper 003's problem only: an app with 'sources' (each entry's "
                             "data node), one replica per service", field="--policy")
 

@@ -139,7 +139,7 @@ class RunBase(ABC):
                 element.before_deploy(self)
         replicas = {s: spec.replicas for s, spec in self.plan.app.services.items()}
         # paper 003's problem lets a placer reject an app: its pods stay pending, and say so
-        pending: list[str] | None = [] if cost_delay.apps_of(self.view.view()[0]) is not None else None
+        pending: list[str] | None = [] if cost_delay.apps_of(self.plan.app) is not None else None
         placement = initial_placement(self.placer, self.view, replicas, pending)
         pods = deploy(self.cluster, self.plan.app, placement)
         for service in pending or []:
@@ -294,11 +294,8 @@ class RunBase(ABC):
     def placement_metrics(self, t_end: float) -> dict:
         out = pm.run_metrics(self.out.placements, self.out.events, pm.nodes_of(self.plan.state.nodes),
                              pm.requests_of(self.plan.app), self.out.t0, t_end)
-        view = self.view.view()[0]
-        score = cost_delay.score(view)  # paper 003's objective of the placement the run ends with
-        if score is not None:
-            if self.plan.gap_time_limit_s > 0 and not score["rejected"]:
-                score |= cost_delay.gap(view, score["objective"], self.plan.gap_time_limit_s)
+        # paper 003's objective of the placement the run ends with, when the app is its problem
+        if (score := cost_delay.score(self.view.view()[0], self.plan.gap_time_limit_s)) is not None:
             out["cost_delay"] = score
         return out
 

@@ -26,6 +26,7 @@ from harness.spec.loader import field_path, read_document, validation_error
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 JOBS = tuple(JOB_MODELS)
+DEFAULT_COST_WEIGHT = 0.01  # paper 003's Table 4: eq. 1's weight of cost against delay
 
 # μBench workmodel keys of a service that harness keeps but does not act on, and why; a key whose
 # value means what harness does anyway (request_method rest, path /api/v1) is not reported
@@ -159,13 +160,17 @@ class App(BaseModel):
     # paper 003's placement problem (harness.policies.cost_delay): the node each entry's data come
     # from (π_a), and how the apps weigh cost against delay (eq. 1's w)
     sources: dict[str, str] | None = None
-    cost_weight: float | None = Field(None, ge=0, le=1, description="default 0.01, paper 003's Table 4")
+    cost_weight: float | None = Field(None, ge=0, le=1, description=f"default {DEFAULT_COST_WEIGHT}, paper 003's Table 4")
     # what validation found that μBench would accept but harness does not act on, one line each
     _warnings: list[str] = PrivateAttr(default_factory=list)
 
     @property
     def warnings(self) -> list[str]:
         return list(self._warnings)
+
+    def weight(self) -> float:
+        """Eq. 1's weight of cost against delay: ``cost_weight``, or paper 003's default."""
+        return DEFAULT_COST_WEIGHT if self.cost_weight is None else self.cost_weight
 
     def entry_services(self) -> list[str]:
         return list(self.entries or [self.gateway])
@@ -424,7 +429,7 @@ def compose(apps: list[App]) -> App:
                                            {ren[c]: ms for c, ms in g.max_delay_ms.items()}})
                       for g in spec.external_services]
             services[ren[s]] = spec.model_copy(update={"external_services": groups})
-    weights = {a.cost_weight for a in apps}
+    weights = {a.weight() for a in apps}
     if len(weights) > 1:
         raise UserError(f"apps deployed together weigh cost differently ({', '.join(map(str, sorted(weights)))}): "
                         "give them one cost_weight", field="app")

@@ -242,3 +242,14 @@ def test_a_source_node_the_testbed_lacks_is_named():
     app = parse_app(_cost_delay_app(sources={"s0": "edge-z-9"}), "a.json")
     with pytest.raises(UserError, match="sources.s0"):
         app.check_nodes(["edge-a-1", "cloud-a-1"], "a.json")
+
+
+def test_an_app_without_a_cost_weight_composes_with_one_at_the_default_and_not_with_another():
+    from harness.spec.app import compose
+
+    bare = _cost_delay_app()
+    del bare["cost_weight"]
+    a = parse_app(bare, "a.json")
+    assert compose([a, parse_app(_cost_delay_app(name="b", cost_weight=0.01), "b.json")]).weight() == 0.01
+    with pytest.raises(UserError, match="cost_weight"):
+        compose([a, parse_app(_cost_delay_app(name="c", cost_weight=0.5), "c.json")])
