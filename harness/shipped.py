@@ -1,15 +1,29 @@
-"""Where the files harness ships live: its workloads, profiles, models and inventories.
+"""Where the files harness ships live: its workloads, profiles, models, inventories, scenarios,
+playbooks and manifests.
 
-One rule for every caller (the CLI's defaults, the simulator's example app, the studies): a
-relative name is looked up in the current directory first (a user's own `workloads/` beside
-theirs), then in harness's own tree. Nothing else in harness computes that tree's place.
+One rule for every caller (the CLI's defaults, the simulator's example app, the testbeds'
+playbooks and manifests, the studies): a relative name is looked up in the current directory
+first (a user's own `workloads/` beside theirs), then in harness's own tree. Nothing else in
+harness computes that tree's place: the repository in a checkout, the package's `_shipped/`
+folder in an installed wheel (setup.py copies it there).
 """
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]  # the repository (or the folder the package sits in)
+
+
+def _root() -> Path:
+    package = Path(str(resources.files("harness")))
+    checkout = package.parent
+    if (checkout / "pyproject.toml").is_file() and (checkout / "workloads").is_dir():
+        return checkout  # a checkout, or an editable install of one
+    return package / "_shipped"
+
+
+ROOT = _root()
 REACH_APPS = ("chain", "aggregator-sequential", "aggregator-parallel")  # REACH's three apps (Fig. 5)
 DEFAULT_TESTBED = "reach-local"
 

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import tomllib
+from pathlib import Path
 
 from tests.conftest import REPO
 
@@ -71,3 +72,51 @@ def test_the_core_leaves_the_testbed_out_and_constraints_pin_every_dependency():
     wanted = core | {_name(r) for extra in project["optional-dependencies"].values() for r in extra}
     wanted -= {project["name"], "openstacksdk"}  # the k3s extra's OpenStack client is not installed for the tests
     assert wanted <= pinned, wanted - pinned
+
+
+def test_a_wheel_installed_outside_the_checkout_carries_its_data_and_registers_its_env(tmp_path):
+    """The wheel, built from the repository, in a fresh virtualenv whose only other packages are
+    the core's (the testbed's hidden): the shipped apps, scenarios and profiles are found from
+    another folder, and gymnasium.make knows harness's env with nothing of harness imported."""
+    import sysconfig
+    import zipfile
+
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                    str(tmp_path / "dist"), str(REPO)], check=True, capture_output=True, timeout=300, cwd=tmp_path)
+    wheel = next((tmp_path / "dist").glob("harness_bench-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {"harness-gymnasium.pth", "harness/_shipped/workloads/chain.json",
+            "harness/_shipped/playbooks/local.yml", "harness/_shipped/manifests/service.yaml.j2"} <= set(names)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin/python"
+    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    # the dependencies from this environment, as a plain path: its editable harness is not seen
+    (Path(purelib) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-index",
+                    str(wheel)], check=True, capture_output=True, timeout=300)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(HIDE)
+    env = {**os.environ, "PYTHONPATH": str(site)}
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(python), *args], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=300)
+
+    r = run("-c", "import harness, harness.shipped as s; print(harness.__file__); print(s.ROOT)")
+    assert r.returncode == 0, r.stderr
+    where, root = r.stdout.split()
+    assert where.startswith(str(venv)) and root.endswith("harness/_shipped")
+    r = run("-c", "import gymnasium, sys; e = gymnasium.make('harness/CEEnv-v0'); "
+                  "print(type(e.unwrapped).__name__, 'ansible_runner' in sys.modules)")
+    assert r.returncode == 0 and r.stdout.split() == ["CEEnv", "False"], r.stderr
+    r = run("-m", "harness", "validate", "workloads/chain.json")
+    assert r.returncode == 0 and "app 'chain'" in r.stdout, r.stderr
+    r = run("-m", "harness", "evaluate", "steady", "--policy", "default", "--seeds", "1", "--out", "out")
+    assert r.returncode == 0, r.stderr
+    assert list((elsewhere / "out").glob("*/*/summary.json"))
+    r = run("-m", "harness", "provision")
+    assert r.returncode == 2 and "harness-bench[testbed]" in r.stderr

@@ -61,10 +61,12 @@ def validate(app_file: Path = typer.Argument(..., help="A file to check: an app 
     """Check a file against its own format: an app (its services, call graph, replicas and
     requests), a scenario, an inventory, a profile, or a μBench Runner workload file. Every
     problem is printed, one line each; exit status 2 if there is any."""
+    from harness import shipped
     from harness.errors import UserError
     from harness.spec.kinds import kind_of
     from harness.spec.loader import read_document
 
+    app_file = shipped.find(app_file)  # workloads/chain.json names the shipped app outside a checkout too
     warnings: list[str] = []
     try:
         kind = kind_of(read_document(app_file))

@@ -55,9 +55,11 @@ def stop_playbooks(private_data_dir: Path) -> list[int]:
 
 
 def playbooks_dir() -> Path:
-    """playbooks/ beside the package (editable install), or $HARNESS_PLAYBOOKS."""
+    """The shipped playbooks/ (harness.shipped), or $HARNESS_PLAYBOOKS."""
+    from harness import shipped
+
     env = os.environ.get(PLAYBOOKS_ENV)
-    d = Path(env) if env else Path(__file__).resolve().parents[2] / "playbooks"
+    d = Path(env) if env else shipped.ROOT / "playbooks"
     if not (d / "library").is_dir():
         raise TestbedError(f"playbooks not found at {d}; set {PLAYBOOKS_ENV} to the repository's playbooks/ folder")
     return d

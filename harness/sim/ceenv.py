@@ -31,12 +31,13 @@ from dataclasses import dataclass, field
 import gymnasium as gym
 import numpy as np
 
+from harness import gym_envs
 from harness.sim import ceenv_kernels
 from harness.sim.latency import LatencyModel
 from harness.sim.queueing import visits
 from harness.spec.args import arg
 
-ENV_ID = "harness/CEEnv-v0"
+ENV_ID = "harness/CEEnv-v0"  # registered by harness.gym_envs
 
 
 @dataclass
@@ -332,9 +333,4 @@ def load_dynamics(app_file, profile_file, testbed_file=None, config: EnvConfig |
     return app, profile, Dynamics(model, config or EnvConfig())
 
 
-def register() -> None:
-    if ENV_ID not in gym.registry:
-        gym.register(id=ENV_ID, entry_point="harness.sim.ceenv:CEEnv", vector_entry_point="harness.sim.ceenv:CEEnvVector")
-
-
-register()
+gym_envs.register()  # ENV_ID is one of harness.gym_envs.ENVS

@@ -14,6 +14,7 @@ from typing import Any
 import jinja2
 import yaml
 
+from harness import shipped
 from harness.errors import TestbedError
 from harness.spec.app import App, app_to_json, cpu_cores, memory_mib
 
@@ -23,7 +24,7 @@ SERVICE_PORT = 80
 
 def manifests_dir() -> Path:
     env = os.environ.get(MANIFESTS_ENV)
-    d = Path(env) if env else Path(__file__).resolve().parents[3] / "manifests"
+    d = Path(env) if env else shipped.ROOT / "manifests"
     if not (d / "service.yaml.j2").is_file():
         raise TestbedError(f"manifest templates not found at {d}; set {MANIFESTS_ENV} to the repository's manifests/")
     return d

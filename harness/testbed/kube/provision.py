@@ -18,13 +18,14 @@ from typing import Callable
 
 import yaml
 
+from harness import shipped
 from harness.errors import UserError
 from harness.provision.runner import PlaybookResult, Progress, run_playbook
 from harness.spec.inventory import Inventory
 from harness.spec.testbed_state import NodeState, TestbedState, load_state, now_iso, save_state, state_path
 from harness.testbed.kube import ansible_inventory, manifests
 
-REPO = Path(__file__).resolve().parents[3]
+PACKAGE = Path(__file__).resolve().parents[2]  # the harness package's source, for the cell image
 # what the cell needs at run time: nothing of the simulator, the policies or the CLI
 CELL_REQUIREMENTS = ["aiohttp==3.14.5", "prometheus-client==0.26.0", "pydantic==2.14.3", "pyyaml==6.0.3"]
 STEPS = ["k3s.yml", "cell-image.yml", "netem.yml", "monitoring.yml"]
@@ -50,13 +51,13 @@ def cell_image_context(path: Path) -> Path:
     the harness package's source (no tests, models or results)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with tarfile.open(path, "w:gz") as tar:
-        tar.add(REPO / "images/cell/Dockerfile", arcname="Dockerfile")
+        tar.add(shipped.ROOT / "images/cell/Dockerfile", arcname="Dockerfile")
         req = ("\n".join(CELL_REQUIREMENTS) + "\n").encode()
         info = tarfile.TarInfo("requirements.txt")
         info.size = len(req)
         tar.addfile(info, io.BytesIO(req))
-        tar.add(REPO / "harness", arcname="harness",
-                filter=lambda t: None if "__pycache__" in t.name or t.name.endswith(".pt") else t)
+        tar.add(PACKAGE, arcname="harness", filter=lambda t: None if "__pycache__" in t.name or t.name.endswith(".pt")
+                or t.name.startswith("harness/_shipped") else t)
     return path
 
 
