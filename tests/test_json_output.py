@@ -44,3 +44,26 @@ def test_leaderboard_json_holds_the_ranked_rows_and_the_coverage(tmp_path):
     got = json.loads(r.stdout)
     assert {x["policy"] for x in got["ranked"]} == {"default", "cloud-first"} and got["failed_cells"] == []
     assert {x["policy"] for x in got["coverage"]} == {"default", "cloud-first"}
+
+
+def test_predict_json_is_the_models_prediction_with_its_breakdown(tmp_path):
+    placement = tmp_path / "p.yaml"
+    placement.write_text("front-end: [edge-a-1]\nml: [cloud-a-1]\nback-end: [edge-b-1]\ndb: [cloud-a-2]\n")
+    r = harness("predict", "--app", "workloads/chain.json", "--profile", "profiles/chain.reach-local.json",
+                "--placement", str(placement), "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["latency_ms"] > out["gateway_ms"] > 0
+
+
+def test_report_json_names_the_page_and_every_file_it_wrote(tmp_path):
+    r = harness("evaluate", "steady", "--policy", "default,cloud-first", "--seeds", "1", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    session = next(tmp_path.iterdir())
+    r = harness("report", str(session), "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["runs"] == 2 and out["problems"] == [] and out["page"].endswith("report.html")
+    folder = session / "report"
+    assert out["folder"] == str(folder) and "report.html" in out["files"]
+    assert all((folder / f).is_file() for f in out["files"])

@@ -18,6 +18,8 @@ def report(
                                        "(default: <first input>/report)."),
     baseline: Optional[str] = typer.Option("default", "--baseline", help="Policy the others are compared with."),
     threshold_ms: float = typer.Option(250.0, "--threshold-ms", min=0, help="Latency threshold for the 'share under' column."),
+    json_out: bool = typer.Option(False, "--json", help="Print {page, folder, runs, evaluations, leaderboards, "
+                                  "problems, files} as JSON (docs/json-output.md)."),
 ) -> None:
     """Plots, tables and one self-contained HTML report: latency over time with faults, moves and
     scale events marked (REACH Figs. 9-10), RPS over time (Fig. 11), latency CDF and tails, mean
@@ -36,6 +38,13 @@ def report(
         raise UserError("nothing to report: " + "; ".join(col.problems), field="inputs")
     target = out or (inputs[0] if inputs[0].is_dir() else inputs[0].parent) / "report"
     page = build(col, target, baseline, threshold_ms)
+    if json_out:
+        from harness.cli.output import print_json
+
+        print_json({"page": str(page), "folder": str(target), "runs": len(col.runs), "evaluations": len(col.evaluations),
+                    "leaderboards": len(col.leaderboards), "problems": list(col.problems),
+                    "files": sorted(str(f.relative_to(target)) for f in target.rglob("*") if f.is_file())})
+        return
     for p in col.problems:
         print(f"warning: {p}")
     print(f"report of {len(col.runs)} run(s), {len(col.evaluations)} evaluation(s) and {len(col.leaderboards)} "
