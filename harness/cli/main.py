@@ -38,6 +38,14 @@ def _root(
         None, "--state-dir", envvar="HARNESS_STATE_DIR",
         help="Where the testbed state lives (testbed.yaml, daemons' pidfiles, Ansible artifacts). Default: ./.harness, "
              "or, when it holds no testbed, the folder of the last testbed provisioned"),
+    kubeconfig: Optional[Path] = typer.Option(
+        None, "--kubeconfig", help="Use a Kubernetes cluster harness did not build, as kubectl would (this file; "
+        "else $KUBECONFIG or ~/.kube/config when --context is given): nothing is provisioned; the first command "
+        "attaches to it (nodes read, RTTs measured) and later ones use it (docs/own-cluster.md)."),
+    context: Optional[str] = typer.Option(None, "--context", help="The kubeconfig's context (default: its current one)."),
+    cluster_map: Optional[Path] = typer.Option(
+        None, "--cluster-map", help="YAML: which node labels give type, site and tier, speeds and costs, namespace, "
+        "image (default: the well-known labels; docs/own-cluster.md)."),
     version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True, help="Print the version."),
 ) -> None:
     if ctx.invoked_subcommand in NEEDS_THE_TESTBED:
@@ -49,6 +57,21 @@ def _root(
         if elsewhere:
             print(f"harness: the testbed provisioned last, in {state_dir} (--state-dir to choose another)", file=sys.stderr)
     ctx.obj = {"state_dir": state_dir or Path(".harness")}
+    if (kubeconfig or context or cluster_map) and ctx.invoked_subcommand in ON_A_TESTBED - {"teardown"}:
+        _attach(ctx.obj["state_dir"], kubeconfig, context, cluster_map)
+
+
+def _attach(state_dir: Path, kubeconfig: Path | None, context: str | None, cluster_map: Path | None) -> None:
+    from harness.spec.cluster_map import load_cluster_map
+    from harness.spec.testbed_state import remember_state_dir
+    from harness.testbed.kube.existing import attach
+    from harness.testbed.lock import exclusive
+
+    cmap = load_cluster_map(cluster_map)
+    with exclusive(state_dir):
+        attach(state_dir, str(kubeconfig) if kubeconfig else None, context, cmap, str(cluster_map or "--cluster-map"),
+               on_step=lambda text: print(f"harness: attaching: {text}", file=sys.stderr))
+    remember_state_dir(state_dir)
 
 
 # the testbed extra's modules (pyproject.toml): a command that needs one says which extra to install

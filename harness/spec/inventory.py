@@ -25,6 +25,7 @@ from harness.spec.loader import load_model
 Role = Literal["cloud", "edge", "client"]
 ROLES: tuple[str, ...] = ("cloud", "edge", "client")  # also tiers of their own role, without declaring them
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
 class TierSpec(BaseModel):
@@ -53,9 +54,11 @@ class Node(BaseModel):
 
     @field_validator("name")
     @classmethod
-    def _dns_label(cls, v: str) -> str:
-        if not DNS_LABEL.match(v) or len(v) > 40:
-            raise ValueError(f"{v!r} must be a DNS-1123 label (lower-case letters, digits, '-'; at most 40 chars)")
+    def _dns_name(cls, v: str) -> str:
+        # a Kubernetes node's name (ip-10-0-1-7.eu-west-1.compute.internal); the local testbed's
+        # namespaces and veths want labels of at most 40 (check_semantics)
+        if not DNS_SUBDOMAIN.match(v) or len(v) > 253:
+            raise ValueError(f"{v!r} must be a DNS-1123 name (lower-case letters, digits, '-', '.')")
         return v
 
 
@@ -272,6 +275,9 @@ def check_semantics(inv: Inventory, source: str) -> Inventory:
         if node.type not in inv.node_types:
             known = ", ".join(sorted(inv.node_types))
             raise UserError(f"unknown node type {node.type!r} (known: {known})", source=source, field=f"nodes[{i}].type")
+        if inv.backend != "existing" and (not DNS_LABEL.match(node.name) or len(node.name) > 40):
+            raise UserError(f"{node.name!r} must be a DNS-1123 label (lower-case letters, digits, '-'; at most 40 chars)",
+                            source=source, field=f"nodes[{i}].name")
         if node.name in seen:
             raise UserError(f"duplicate node name {node.name!r}", source=source, field=f"nodes[{i}].name")
         seen.add(node.name)

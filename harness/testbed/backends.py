@@ -19,6 +19,9 @@ BACKENDS = {
               "harness.testbed.local.teardown:teardown_testbed"),
     "k3s": ("harness.testbed.kube.provision:provision", "harness.testbed.kube.provision:open_kube",
             "harness.testbed.kube.provision:teardown_testbed"),
+    # a Kubernetes cluster of the user's, attached through --kubeconfig/--context, never provisioned
+    "existing": ("harness.testbed.kube.existing:provision", "harness.testbed.kube.existing:open_existing",
+                 "harness.testbed.kube.existing:teardown_testbed"),
 }
 
 

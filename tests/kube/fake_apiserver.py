@@ -17,7 +17,13 @@ What it implements, and how it follows Kubernetes:
   delete sets deletionTimestamp and removes the pod after ``shutdown_delay`` (the fake
   container exits at once on SIGTERM); grace 0 removes it at once; pods on a stopped node stay
   as they are until deleted, as on a real cluster where nobody can confirm their death.
-- label selectors: ``k``, ``k=v``, ``k==v``, ``k!=v``, comma-separated.
+- label selectors: ``k``, ``k=v``, ``k==v``, ``k!=v``, comma-separated;
+- nodes given as whole Node objects (labels as a cloud provider sets them, allocatable as the
+  kubelet reports it), read and patched (cordon, taints);
+- pods created directly, and a pod with ``restartPolicy: Never`` and a command runs it to
+  completion as a real local process (``python`` is this interpreter; ``run_env`` its
+  environment), its stdout the pod's log (``pods/<name>/log``), its exit status the phase;
+- ServiceAccounts, ClusterRoles and ClusterRoleBindings, stored.
 It is not a general API server: no watches, resourceVersion checks, field selectors or RBAC.
 """
 
@@ -26,8 +32,11 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import os
 import re
 import secrets
+import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -79,13 +88,22 @@ class ApiError(Exception):
 class FakeCluster:
     """The objects and the controllers' logic, apart from HTTP."""
 
-    def __init__(self, nodes: list[dict], ready_delay: float = 0.2, shutdown_delay: float = 0.2):
+    def __init__(self, nodes: list[dict], ready_delay: float = 0.2, shutdown_delay: float = 0.2,
+                 run_env: dict | None = None):
         self.lock = threading.RLock()
+        self.run_env = run_env or {}
+        self.processes: dict[tuple[str, str], subprocess.Popen] = {}
         self.ready_delay, self.shutdown_delay = ready_delay, shutdown_delay
         self.objects: dict[tuple[str, str, str], dict] = {}  # (resource, namespace, name) -> object
         self.ips = itertools.count(2)
         self.bindings = 0
         for n in nodes:
+            if "metadata" in n:  # a whole Node object
+                node = copy.deepcopy(n)
+                node.setdefault("spec", {})
+                node.setdefault("status", {}).setdefault("conditions", [{"type": "Ready", "status": "True"}])
+                self.objects[("nodes", "", node["metadata"]["name"])] = self._meta(node, "")
+                continue
             self.objects[("nodes", "", n["name"])] = {
                 "apiVersion": "v1", "kind": "Node",
                 "metadata": {"name": n["name"], "labels": {"harness.io/type": n["type"], "harness.io/tier": n["tier"]},
@@ -116,6 +134,12 @@ class FakeCluster:
             if key in self.objects:
                 raise ApiError(409, "AlreadyExists", f'{resource} "{name}" already exists')
             self.objects[key] = self._meta(copy.deepcopy(obj), namespace)
+            if resource == "pods":
+                pod = self.objects[key]
+                pod.setdefault("status", {}).setdefault("phase", "Pending")
+                pod.setdefault("_created", time.monotonic_ns())
+                if pod["spec"].get("nodeName"):
+                    pod["_bound_at"] = time.monotonic()
             return self.objects[key]
 
     def get(self, resource: str, namespace: str, name: str) -> dict:
@@ -159,6 +183,10 @@ class FakeCluster:
         if grace is None:
             grace = pod["spec"].get("terminationGracePeriodSeconds", 30)
         key = ("pods", pod["metadata"]["namespace"], pod["metadata"]["name"])
+        proc = self.processes.pop(key[1:], None)
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
         if grace == 0:
             self.objects.pop(key, None)
         elif not pod["metadata"].get("deletionTimestamp"):
@@ -217,8 +245,15 @@ class FakeCluster:
                         del self.objects[(r, ns, name)]
                     continue
                 node = pod["spec"].get("nodeName")
+                proc = self.processes.get((ns, name))
+                if proc is not None and proc.poll() is not None and pod["status"]["phase"] == "Running":
+                    pod["_log"] = proc.stdout.read()
+                    pod["status"]["phase"] = "Succeeded" if proc.returncode == 0 else "Failed"
+                    pod["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
                 if node and pod["status"]["phase"] == "Pending" and self.node_ready(node) \
                         and now - pod["_bound_at"] >= self.ready_delay:
+                    if pod["spec"].get("restartPolicy") == "Never":
+                        self._run(ns, name, pod)
                     n = next(self.ips)
                     pod["status"] = {
                         "phase": "Running", "podIP": f"10.42.{n // 250}.{n % 250 + 2}", "startTime": _now(),
@@ -226,6 +261,18 @@ class FakeCluster:
                         "containerStatuses": [{"name": c["name"], "ready": True, "restartCount": 0, "image": c["image"],
                                                "imageID": "", "state": {"running": {"startedAt": _now()}}}
                                               for c in pod["spec"]["containers"]]}
+
+    def _run(self, ns: str, name: str, pod: dict) -> None:
+        """The kubelet of a run-to-completion pod: its command, here, as a real process."""
+        c = pod["spec"]["containers"][0]
+        argv = list(c.get("command", [])) + list(c.get("args", []))
+        if argv and argv[0] == "python":
+            argv[0] = sys.executable
+        self.processes[(ns, name)] = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                                      env={**os.environ, **self.run_env})
+
+    def log(self, ns: str, name: str) -> str:
+        return self.get("pods", ns, name).get("_log", "")
 
     def _new_pod(self, dep: dict) -> dict:
         ns, name = dep["metadata"]["namespace"], dep["metadata"]["name"]
@@ -247,7 +294,11 @@ def public(obj: dict) -> dict:
 
 
 ROUTES = [  # (method, pattern) -> handler name; patterns capture namespace and name
-    (r"^/api/v1/nodes$", "nodes"),
+    (r"^/api/v1/nodes(?:/(?P<name>[^/]+))?$", "nodes"),
+    (r"^/api/v1/namespaces/(?P<ns>[^/]+)/pods/(?P<name>[^/]+)/log$", "log"),
+    (r"^/api/v1/namespaces/(?P<ns>[^/]+)/(?P<res>serviceaccounts)(?:/(?P<name>[^/]+))?$", "namespaced"),
+    (r"^/apis/rbac.authorization.k8s.io/v1/(?P<res>clusterroles|clusterrolebindings)(?:/(?P<name>[^/]+))?$",
+     "cluster_scoped"),
     (r"^/api/v1/namespaces(?:/(?P<name>[^/]+))?$", "namespaces"),
     (r"^/api/v1/namespaces/(?P<ns>[^/]+)/pods/(?P<name>[^/]+)/binding$", "binding"),
     (r"^/api/v1/namespaces/(?P<ns>[^/]+)/(?P<res>pods|configmaps|services)(?:/(?P<name>[^/]+))?$", "namespaced"),
@@ -256,7 +307,8 @@ ROUTES = [  # (method, pattern) -> handler name; patterns capture namespace and 
     (r"^/fake/nodes/(?P<name>[^/]+)/(?P<verb>stop|start)$", "power"),
 ]
 KINDS = {"pods": "Pod", "configmaps": "ConfigMap", "services": "Service", "deployments": "Deployment",
-         "namespaces": "Namespace"}
+         "namespaces": "Namespace", "nodes": "Node", "serviceaccounts": "ServiceAccount", "clusterroles": "ClusterRole",
+         "clusterrolebindings": "ClusterRoleBinding"}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -270,7 +322,15 @@ class Handler(BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length") or 0)
         return json.loads(self.rfile.read(n) or b"{}") if n else {}
 
-    def _send(self, code: int, obj: dict) -> None:
+    def _send(self, code: int, obj) -> None:
+        if isinstance(obj, str):  # a pod's log: text, as the API serves it
+            body = obj.encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         data = json.dumps(obj).encode()
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
@@ -299,9 +359,14 @@ class Handler(BaseHTTPRequestHandler):
     do_DELETE = lambda self: self._dispatch("DELETE")  # noqa: E731
 
     # ---------------------------------------------------------- handlers
-    def _nodes(self, method, query):
+    def _nodes(self, method, query, name=None):
+        if name is not None:
+            return self._namespaced(method, query, ns="", res="nodes", name=name)
         items = [public(o) for o in self.cluster.list("nodes", "", query.get("labelSelector"))]
         return 200, {"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": items}
+
+    def _log(self, method, query, ns, name):
+        return 200, self.cluster.log(ns, name)
 
     def _namespaces(self, method, query, name=None):
         return self._namespaced(method, query, ns="", res="namespaces", name=name)
@@ -322,6 +387,9 @@ class Handler(BaseHTTPRequestHandler):
             grace = query.get("gracePeriodSeconds", body.get("gracePeriodSeconds"))
             return 200, public(c.delete(res, ns, name, None if grace is None else int(grace)))
         raise ApiError(405, "MethodNotAllowed", f"{method} is not supported on {res}")
+
+    def _cluster_scoped(self, method, query, res, name=None):
+        return self._namespaced(method, query, ns="", res=res, name=name)
 
     def _binding(self, method, query, ns, name):
         if method != "POST":
@@ -367,6 +435,10 @@ class FakeApiServer:
         return self
 
     def __exit__(self, *exc) -> None:
+        for proc in self.cluster.processes.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
         self._stop.set()
         self.httpd.shutdown()
         self.httpd.server_close()

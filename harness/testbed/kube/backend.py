@@ -196,7 +196,8 @@ class KubeCluster(Cluster):
 
     def set_app(self, app: App) -> None:
         objs = manifests.app_objects(app, self.namespace, self.image, gateway_node_port=self.gateway_node_port,
-                                     drain_seconds=self.drain_seconds)
+                                     drain_seconds=self.drain_seconds,
+                                     image_pull_policy=self.state.backend_data.get("image_pull_policy", "Never"))
         apply_all(self.api, objs)
 
     def app(self) -> App | None:

@@ -46,7 +46,8 @@ def service_address(service: str, namespace: str) -> str:
     return f"{service}.{namespace}.svc.cluster.local.:{SERVICE_PORT}"
 
 
-def app_objects(app: App, namespace: str, image: str, gateway_node_port: int, drain_seconds: int = 10) -> list[dict]:
+def app_objects(app: App, namespace: str, image: str, gateway_node_port: int, drain_seconds: int = 10,
+                image_pull_policy: str = "Never") -> list[dict]:
     """Namespace, the app's ConfigMap, a Deployment (0 replicas: the harness scales and binds
     every pod itself) and Service per service, and the gateway's NodePort for the load."""
     endpoints = {s: [service_address(s, namespace)] for s in app.services}
@@ -55,6 +56,7 @@ def app_objects(app: App, namespace: str, image: str, gateway_node_port: int, dr
                    endpoints_json=json.dumps(endpoints, indent=1))
     for service, spec in app.services.items():
         objs += render("service.yaml.j2", namespace=namespace, service=service, image=image, replicas=0,
+                       image_pull_policy=image_pull_policy,
                        drain_seconds=drain_seconds,
                        cpu_millicores=round(cpu_cores(spec.cpu_requests) * 1000),
                        memory_mib=round(memory_mib(spec.memory_requests)))
