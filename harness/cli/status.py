@@ -29,7 +29,8 @@ def print_status(ctx: typer.Context, json_out: bool, measure: bool) -> None:
         print(json.dumps(doc, indent=2))
         return
     console = make_console()
-    t = Table(title=f"testbed '{state.name}' ({state.backend}, latency by {state.latency_injector})")
+    injector = f"latency by {state.latency_injector}" if state.latency_injector else "latency: its own network's"
+    t = Table(title=f"testbed '{state.name}' ({state.backend}, {injector})")
     for col in ("node", "type", "tier", "role", "site", "address", "cores", "mem GiB", "GPUs", "cost/h", "speed", "state"):
         t.add_column(col, no_wrap=True)
     for n in state.nodes:

@@ -402,7 +402,9 @@ def parse_app(doc: Any, source: str, default_name: str = "app") -> App:
 
 
 def load_app(path: str | Path) -> App:
-    path = Path(path)
+    from harness import shipped
+
+    path = shipped.find(path)  # workloads/chain.json: the shipped app, from any folder
     name = path.name.split(".")[0]
     return parse_app(read_document(path), str(path), default_name=name)
 

@@ -20,9 +20,9 @@ What it implements, and how it follows Kubernetes:
 - label selectors: ``k``, ``k=v``, ``k==v``, ``k!=v``, comma-separated;
 - nodes given as whole Node objects (labels as a cloud provider sets them, allocatable as the
   kubelet reports it), read and patched (cordon, taints);
-- pods created directly, and a pod with ``restartPolicy: Never`` and a command runs it to
-  completion as a real local process (``python`` is this interpreter; ``run_env`` its
-  environment), its stdout the pod's log (``pods/<name>/log``), its exit status the phase;
+- pods created directly; with ``run_env`` given, every bound pod's command runs as a real local
+  process, Services and NodePorts forward to Ready pods, and ``pods/<name>/log`` is the process's
+  output (``tests/kube/fake_kubelet.py``); without it, containers are pretend ones;
 - ServiceAccounts, ClusterRoles and ClusterRoleBindings, stored.
 It is not a general API server: no watches, resourceVersion checks, field selectors or RBAC.
 """
@@ -32,11 +32,8 @@ from __future__ import annotations
 import copy
 import itertools
 import json
-import os
 import re
 import secrets
-import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -91,8 +88,9 @@ class FakeCluster:
     def __init__(self, nodes: list[dict], ready_delay: float = 0.2, shutdown_delay: float = 0.2,
                  run_env: dict | None = None):
         self.lock = threading.RLock()
-        self.run_env = run_env or {}
-        self.processes: dict[tuple[str, str], subprocess.Popen] = {}
+        from tests.kube.fake_kubelet import FakeKubelet
+
+        self.kubelet = FakeKubelet(self, run_env) if run_env is not None else None
         self.ready_delay, self.shutdown_delay = ready_delay, shutdown_delay
         self.objects: dict[tuple[str, str, str], dict] = {}  # (resource, namespace, name) -> object
         self.ips = itertools.count(2)
@@ -133,6 +131,12 @@ class FakeCluster:
             key = (resource, namespace, name)
             if key in self.objects:
                 raise ApiError(409, "AlreadyExists", f'{resource} "{name}" already exists')
+            if resource == "services":  # a NodePort belongs to one Service in the whole cluster
+                taken = {p.get("nodePort") for s in self.list("services", "", None) for p in s["spec"].get("ports", [])}
+                for p in obj.get("spec", {}).get("ports", []):
+                    if p.get("nodePort") and p["nodePort"] in taken:
+                        raise ApiError(422, "Invalid", f'Service "{name}" is invalid: spec.ports[0].nodePort: Invalid '
+                                       f'value: {p["nodePort"]}: provided port is already allocated')
             self.objects[key] = self._meta(copy.deepcopy(obj), namespace)
             if resource == "pods":
                 pod = self.objects[key]
@@ -183,16 +187,16 @@ class FakeCluster:
         if grace is None:
             grace = pod["spec"].get("terminationGracePeriodSeconds", 30)
         key = ("pods", pod["metadata"]["namespace"], pod["metadata"]["name"])
-        proc = self.processes.pop(key[1:], None)
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait()
         if grace == 0:
+            if self.kubelet is not None:
+                self.kubelet.remove(*key[1:])
             self.objects.pop(key, None)
         elif not pod["metadata"].get("deletionTimestamp"):
             pod["metadata"]["deletionTimestamp"] = _now()
             pod["metadata"]["deletionGracePeriodSeconds"] = grace
             pod["_deleting_at"] = time.monotonic()
+            if self.kubelet is not None:
+                self.kubelet.terminate(*key[1:])
         return pod
 
     def bind(self, namespace: str, name: str, binding: dict) -> dict:
@@ -215,6 +219,10 @@ class FakeCluster:
     def set_node_ready(self, name: str, ready: bool) -> None:
         with self.lock:
             self.get("nodes", "", name)["status"]["conditions"] = [{"type": "Ready", "status": "True" if ready else "False"}]
+            if not ready and self.kubelet is not None:  # a stopped node's containers die with it
+                for pod in self.list("pods", "", None):
+                    if pod["spec"].get("nodeName") == name:
+                        self.kubelet.remove(pod["metadata"]["namespace"], pod["metadata"]["name"])
 
     @staticmethod
     def _rank(pod: dict) -> tuple:
@@ -240,20 +248,24 @@ class FakeCluster:
             for (r, ns, name), pod in list(self.objects.items()):
                 if r != "pods":
                     continue
+                runs = self.kubelet is not None and self.kubelet.runs(ns, name)
                 if pod.get("_deleting_at") is not None:
-                    if now - pod["_deleting_at"] >= min(self.shutdown_delay, pod["metadata"]["deletionGracePeriodSeconds"]):
+                    grace = pod["metadata"]["deletionGracePeriodSeconds"]
+                    if (runs and (self.kubelet.ended(ns, name) or now - pod["_deleting_at"] >= grace)) or \
+                            (not runs and now - pod["_deleting_at"] >= min(self.shutdown_delay, grace)):
+                        if runs:
+                            self.kubelet.remove(ns, name)
                         del self.objects[(r, ns, name)]
                     continue
+                if runs:
+                    self.kubelet.observe(ns, name, pod)
+                    continue
                 node = pod["spec"].get("nodeName")
-                proc = self.processes.get((ns, name))
-                if proc is not None and proc.poll() is not None and pod["status"]["phase"] == "Running":
-                    pod["_log"] = proc.stdout.read()
-                    pod["status"]["phase"] = "Succeeded" if proc.returncode == 0 else "Failed"
-                    pod["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
                 if node and pod["status"]["phase"] == "Pending" and self.node_ready(node) \
                         and now - pod["_bound_at"] >= self.ready_delay:
-                    if pod["spec"].get("restartPolicy") == "Never":
-                        self._run(ns, name, pod)
+                    if self.kubelet is not None:
+                        self.kubelet.start(ns, name, pod)
+                        continue
                     n = next(self.ips)
                     pod["status"] = {
                         "phase": "Running", "podIP": f"10.42.{n // 250}.{n % 250 + 2}", "startTime": _now(),
@@ -262,17 +274,9 @@ class FakeCluster:
                                                "imageID": "", "state": {"running": {"startedAt": _now()}}}
                                               for c in pod["spec"]["containers"]]}
 
-    def _run(self, ns: str, name: str, pod: dict) -> None:
-        """The kubelet of a run-to-completion pod: its command, here, as a real process."""
-        c = pod["spec"]["containers"][0]
-        argv = list(c.get("command", [])) + list(c.get("args", []))
-        if argv and argv[0] == "python":
-            argv[0] = sys.executable
-        self.processes[(ns, name)] = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                                      env={**os.environ, **self.run_env})
-
     def log(self, ns: str, name: str) -> str:
-        return self.get("pods", ns, name).get("_log", "")
+        self.get("pods", ns, name)
+        return self.kubelet.log(ns, name) if self.kubelet is not None else ""
 
     def _new_pod(self, dep: dict) -> dict:
         ns, name = dep["metadata"]["namespace"], dep["metadata"]["name"]
@@ -435,11 +439,10 @@ class FakeApiServer:
         return self
 
     def __exit__(self, *exc) -> None:
-        for proc in self.cluster.processes.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
         self._stop.set()
+        if self.cluster.kubelet is not None:
+            with self.cluster.lock:
+                self.cluster.kubelet.close()
         self.httpd.shutdown()
         self.httpd.server_close()
 

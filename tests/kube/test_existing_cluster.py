@@ -127,3 +127,34 @@ def test_an_unknown_context_is_one_line_naming_the_contexts(cluster, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--context" in err and "lab, prod" in err
     assert not (tmp / ".harness" / "testbed.yaml").exists()
+
+
+SHORT = {"name": "short", "description": "one closed-loop user on Chain for 10 s", "duration_s": 10, "app": "chain",
+         "replicas": 1, "load": {"mode": "closed", "steps": [{"at_s": 0, "value": 1}]}}
+
+
+@pytest.mark.slow
+def test_a_profile_and_a_short_run_on_the_attached_cluster(cluster, capsys):
+    """The whole loop on a cluster of the user's: attach, profile its node types, run, with every
+    request answered by cells running on its nodes (the fake's kubelet runs them for real)."""
+    import csv
+
+    server, attach, tmp = cluster
+    cmap = yaml.safe_load((tmp / "cluster.yaml").read_text())
+    (tmp / "cluster.yaml").write_text(yaml.safe_dump({**cmap, "prometheus_node_port": None}))  # nothing serves it
+    (tmp / "short.yaml").write_text(yaml.safe_dump(SHORT))
+    state = ["--state-dir", str(tmp / ".harness")]
+    assert main(attach + ["profile", "workloads/chain.json", "--requests", "3", "--warmup", "1",
+                          "--out", str(tmp / "profiles")]) == 0
+    profile = json.loads((tmp / "profiles/chain.eks-berlin.json").read_text())
+    assert set(profile["node_types"]) >= {"m5.xlarge", "t3.medium"}
+    assert main(state + ["run", str(tmp / "short.yaml"), "--policy", "default", "--profile",
+                         str(tmp / "profiles/chain.eks-berlin.json"), "--out", str(tmp / "results")]) == 0
+    run = next((tmp / "results").glob("*-short/default-r1"))
+    rows = list(csv.DictReader(open(run / "requests.csv")))
+    summary = json.loads((run / "summary.json").read_text())
+    assert len(rows) > 10 and [r["error"] for r in rows if r["status"] != "200" and not r["error"].startswith("Unfinished")] == [] and summary["errors"] == 0, summary
+    deploy = [json.loads(r["detail"]) for r in csv.DictReader(open(run / "events.csv")) if r["kind"] == "deploy"][0]
+    assert {n for nodes in deploy["placement"].values() for n in nodes} <= {n["metadata"]["name"] for n in NODES[1:]}
+    assert (run / "locust_report.html").stat().st_size > 1000
+    assert main(state + ["teardown"]) == 0

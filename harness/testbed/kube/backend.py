@@ -195,10 +195,19 @@ class KubeCluster(Cluster):
         return self.state_dir / "run" / "endpoints.json"
 
     def set_app(self, app: App) -> None:
+        self._free_gateway_port(f"{app.gateway}-nodeport")
         objs = manifests.app_objects(app, self.namespace, self.image, gateway_node_port=self.gateway_node_port,
                                      drain_seconds=self.drain_seconds,
                                      image_pull_policy=self.state.backend_data.get("image_pull_policy", "Never"))
         apply_all(self.api, objs)
+
+    def _free_gateway_port(self, keep: str) -> None:
+        """The NodePort of an earlier app's gateway (profiling makes each service a gateway in
+        turn): Kubernetes allocates a port to one Service only and refuses a second one."""
+        for svc in self.core.list_namespaced_service(self.namespace).items:
+            ports = [p.node_port for p in (svc.spec.ports or [])]
+            if svc.metadata.name != keep and self.gateway_node_port in ports:
+                self.core.delete_namespaced_service(svc.metadata.name, self.namespace)
 
     def app(self) -> App | None:
         try:
