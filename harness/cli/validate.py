@@ -57,7 +57,9 @@ def validate(app_file: Path = typer.Argument(..., help="A file to check: an app 
                                               "{name, gateway, services}), a scenario, an inventory, a profile or a "
                                               "μBench Runner workload file, told apart by their contents."),
              json_out: bool = typer.Option(False, "--json", help="Print what was checked as JSON: {file, kind, "
-                                           "ok, summary: [lines], warnings: [lines]}.")) -> None:
+                                           "ok, summary: [lines], warnings: [lines]}."),
+             strict: bool = typer.Option(False, "--strict", help="Warnings are errors: what μBench would ignore (an "
+                                         "unknown key, a typo like 'probabilties') fails the check, exit status 2.")) -> None:
     """Check a file against its own format: an app (its services, call graph, replicas and
     requests), a scenario, an inventory, a profile, or a μBench Runner workload file. Every
     problem is printed, one line each; exit status 2 if there is any."""
@@ -75,6 +77,10 @@ def validate(app_file: Path = typer.Argument(..., help="A file to check: an app 
         for line in [str(exc).rsplit(" (and ", 1)[0]] + exc.more:  # every problem, one line each
             print(f"harness: error: {line}", file=sys.stderr)
         raise typer.Exit(2) from None
+    if strict and warnings:
+        for w in warnings:
+            print(f"harness: error: {w} (--strict)", file=sys.stderr)
+        raise typer.Exit(2)
     if json_out:
         from harness.cli.output import print_json
 

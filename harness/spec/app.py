@@ -290,22 +290,25 @@ def _find_cycle(app: App) -> list[str] | None:
 
 
 def check_app(app: App, source: str, prefix: str) -> App:
+    """What the schema cannot say, every problem found (one UserError, the rest in ``more``): names,
+    calls to services that exist, requests, the gateway, entries and sources, no call cycle."""
     unknown_params: list[str] = []
     notes: list[str] = []
+    problems: list[tuple[str, str]] = []  # (field, what is wrong)
     for name, svc in app.services.items():
         where = f"{prefix}{name}"
         if not DNS_LABEL.match(name) or len(name) > 40:
-            raise UserError(f"service name {name!r} must be a DNS-1123 label (lower-case letters, digits, '-')",
-                            source=source, field=where)
+            problems.append((where, f"service name {name!r} must be a DNS-1123 label (lower-case letters, digits, '-')"))
         for gi, group in enumerate(svc.external_services):
             for si, callee in enumerate(group.services):
                 if callee not in app.services:
-                    raise UserError(f"unknown service {callee!r}", source=source,
-                                    field=f"{where}.external_services[{gi}].services[{si}]")
+                    near = difflib.get_close_matches(callee, list(app.services), n=1)
+                    problems.append((f"{where}.external_services[{gi}].services[{si}]", f"unknown service {callee!r}"
+                                     + (f" (did you mean {near[0]!r}?)" if near else "")))
             for callee in group.max_delay_ms or {}:
                 if callee not in group.services:
-                    raise UserError(f"{callee!r} is not in this group's services ({', '.join(group.services)})",
-                                    source=source, field=f"{where}.external_services[{gi}].max_delay_ms.{callee}")
+                    problems.append((f"{where}.external_services[{gi}].max_delay_ms.{callee}",
+                                     f"{callee!r} is not in this group's services ({', '.join(group.services)})"))
             for callee in group.probabilities:
                 if callee not in group.services:  # μBench reads only the probabilities of services it picks
                     notes.append(f"{where}.external_services[{gi}].probabilities.{callee} ignored: "
@@ -314,26 +317,32 @@ def check_app(app: App, source: str, prefix: str) -> App:
                 near = difflib.get_close_matches(key, list(ExternalGroup.model_fields), n=1, cutoff=0.75)
                 notes.append(f"{where}.external_services[{gi}].{key} ignored: not a key of a call group"
                              + (f" (did you mean {near[0]!r}?)" if near else ""))
-        unknown_params += _check_job(svc, where, source)
+        try:
+            unknown_params += _check_job(svc, where, source)
+        except UserError as exc:
+            problems.append((exc.field or where, exc.detail))
         for key, raw, parse in (("cpu-requests", svc.cpu_requests, cpu_cores),
                                 ("memory-requests", svc.memory_requests, memory_mib)):
             try:
                 if raw is not None and parse(raw) <= 0:
                     raise ValueError(f"must be > 0, got {raw!r}")
             except ValueError as exc:
-                raise UserError(str(exc), source=source, field=f"{where}.{key}") from None
+                problems.append((f"{where}.{key}", str(exc)))
     if app.gateway not in app.services:
-        raise UserError(f"gateway {app.gateway!r} is not a service of the app", source=source, field="gateway")
+        problems.append(("gateway", f"gateway {app.gateway!r} is not a service of the app"))
     for i, e in enumerate(app.entries or []):
         if e not in app.services:
-            raise UserError(f"entry {e!r} is not a service of the app", source=source, field=f"entries[{i}]")
+            problems.append((f"entries[{i}]", f"entry {e!r} is not a service of the app"))
     for e in app.sources or {}:
         if e not in app.entry_services():
-            raise UserError(f"{e!r} is not an entry of the app (entries: {', '.join(app.entry_services())})",
-                            source=source, field=f"sources.{e}")
-    cycle = _find_cycle(app)
-    if cycle:
-        raise UserError(f"the call graph has a cycle: {' -> '.join(cycle)}", source=source, field="services")
+            problems.append((f"sources.{e}", f"{e!r} is not an entry of the app (entries: {', '.join(app.entry_services())})"))
+    if not any("unknown service" in text for _, text in problems):  # a cycle needs every callee to exist
+        cycle = _find_cycle(app)
+        if cycle:
+            problems.append(("services", f"the call graph has a cycle: {' -> '.join(cycle)}"))
+    if problems:
+        (field, text), rest = problems[0], problems[1:]
+        raise UserError(text, source=source, field=field, more=[f"{source}: {f}: {t}" for f, t in rest])
     app._warnings = notes + _ignored_lines(app, prefix, unknown_params)
     return app
 

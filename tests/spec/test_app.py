@@ -198,6 +198,38 @@ def test_validate_prints_every_problem_and_a_mistyped_group_key_is_named_with_it
     assert "probabilties ignored: not a key of a call group (did you mean 'probabilities'?)" in r.stderr
 
 
+def test_every_problem_beyond_the_schema_is_printed_and_strict_makes_warnings_errors(tmp_path):
+    """The checks the schema cannot make (callees, quantities, entries) are each printed too, the
+    nearest name suggested; --strict fails a file μBench would accept with a typo."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    doc = json.loads((REPO / "workloads/chain.json").read_text())
+    doc["services"]["back-end"]["external_services"] = [{"seq_len": 1, "services": ["dbx"]}]
+    doc["services"]["db"]["cpu-requests"] = "lots"
+    doc["services"]["ml"]["memory-requests"] = "-5Mi"
+    doc["entries"] = ["front-end", "nosuch"]
+    f = tmp_path / "four.json"
+    f.write_text(json.dumps(doc))
+    r = subprocess.run([sys.executable, "-m", "harness", "validate", str(f)], cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 4 and all(line.startswith(f"harness: error: {f}: ") for line in lines), lines
+    assert any("unknown service 'dbx' (did you mean 'db'?)" in line for line in lines)
+    assert any("entries[1]" in line for line in lines) and any("cpu-requests" in line for line in lines)
+    doc = json.loads((REPO / "workloads/chain.json").read_text())
+    doc["services"]["front-end"]["external_services"][0]["probabilties"] = {"ml": 1.0}
+    f.write_text(json.dumps(doc))
+    r = subprocess.run([sys.executable, "-m", "harness", "validate", str(f)], cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 0
+    r = subprocess.run([sys.executable, "-m", "harness", "validate", "--strict", str(f)], cwd=REPO, capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and "harness: error:" in r.stderr and "did you mean 'probabilities'?" in r.stderr
+
+
 def _cost_delay_app(**change) -> dict:
     """A two-service chain carrying paper 003's problem (sources, data sizes, a delay cap)."""
     doc = {"name": "a", "gateway": "s0", "sources": {"s0": "edge-a-1"}, "cost_weight": 0.2, "services": {
