@@ -2,7 +2,8 @@
 themselves (Gymnasium imports a module only when an id of it is made).
 
 Gymnasium 1.0 removed the ``gymnasium.envs`` entry-point plugins that used to find a package's
-environments, so ``gymnasium.make("harness/CEEnv-v0")`` needs this registration to have run. It
+environments, so ``gymnasium.make("harness/CEEnv-v0")`` (or ``"harness/MultiCluster-v0"``) needs
+this registration to have run. It
 runs when ``harness.sim.ceenv`` is imported, when gymnasium is imported after ``harness``
 (``watch()``, installed by ``harness/__init__``), and in an installed wheel at interpreter
 start-up: the wheel's ``harness-gymnasium.pth`` calls ``watch()``, which costs one entry in
@@ -13,8 +14,9 @@ from __future__ import annotations
 
 import sys
 
-# id -> (entry point, vector entry point)
-ENVS = {"harness/CEEnv-v0": ("harness.sim.ceenv:CEEnv", "harness.sim.ceenv:CEEnvVector")}
+# id -> (entry point, vector entry point or None)
+ENVS = {"harness/CEEnv-v0": ("harness.sim.ceenv:CEEnv", "harness.sim.ceenv:CEEnvVector"),
+        "harness/MultiCluster-v0": ("harness.sim.multicluster_gym:MultiClusterGym", None)}
 
 
 def register() -> None:
@@ -22,7 +24,7 @@ def register() -> None:
 
     for env_id, (entry, vector) in ENVS.items():
         if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point=entry, vector_entry_point=vector)
+            gymnasium.register(id=env_id, entry_point=entry, **({"vector_entry_point": vector} if vector else {}))
 
 
 class _AfterGymnasium:

@@ -110,3 +110,27 @@ def test_the_spread_heuristics_deploy_all_where_a_cluster_has_room_and_spread_wh
     accepted = e.stats.accepted
     e.step(SPREAD_HEURISTICS["spread-ffd"](e))
     assert e.stats.accepted == accepted + 1
+
+
+def test_gymnasium_face_is_the_same_world_and_passes_gymnasiums_checker():
+    import gymnasium as gym
+    from gymnasium.utils.env_checker import check_env
+
+    import harness  # noqa: F401  (registers harness's ids; an installed wheel does it at start-up)
+    from harness.sim.multicluster import MultiClusterConfig, MultiClusterEnv
+
+    env = gym.make("harness/MultiCluster-v0", clusters=8, objective="cost", hf_compat=True)
+    check_env(env.unwrapped, skip_render_check=True)
+    obs, info = env.reset(seed=3)
+    world = MultiClusterEnv(MultiClusterConfig(clusters=8, objective="cost", hf_compat=True), seed=3)
+    np.testing.assert_array_equal(obs, world.reset())
+    assert obs.shape == (12, 10) and info["action_mask"].shape == (12,)
+    done, rewards = False, []
+    while not done:
+        a = int(np.flatnonzero(info["action_mask"])[0])
+        obs, r, done, truncated, info = env.step(a)
+        _, r_world, _, _ = world.step(a)
+        rewards.append((r, r_world))
+        assert not truncated
+    assert all(a == b for a, b in rewards) and len(rewards) == 100
+    assert info["episode"] == world.finished[-1]
