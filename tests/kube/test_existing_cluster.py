@@ -6,6 +6,7 @@ FAKE one (no Kubernetes can run here); its RTT probe pods run for real, as local
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -148,9 +149,12 @@ def test_a_profile_and_a_short_run_on_the_attached_cluster(cluster, capsys):
                           "--out", str(tmp / "profiles")]) == 0
     profile = json.loads((tmp / "profiles/chain.eks-berlin.json").read_text())
     assert set(profile["node_types"]) >= {"m5.xlarge", "t3.medium"}
+    capsys.readouterr()
     assert main(state + ["run", str(tmp / "short.yaml"), "--policy", "default", "--profile",
-                         str(tmp / "profiles/chain.eks-berlin.json"), "--out", str(tmp / "results")]) == 0
+                         str(tmp / "profiles/chain.eks-berlin.json"), "--out", str(tmp / "results"), "--json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)  # run --json: nothing but the runs' summaries on stdout
     run = next((tmp / "results").glob("*-short/default-r1"))
+    assert row["policy"] == "default" and Path(row["run_dir"]).resolve() == run.resolve()
     rows = list(csv.DictReader(open(run / "requests.csv")))
     summary = json.loads((run / "summary.json").read_text())
     assert len(rows) > 10 and [r["error"] for r in rows if r["status"] != "200" and not r["error"].startswith("Unfinished")] == [] and summary["errors"] == 0, summary
