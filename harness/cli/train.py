@@ -17,7 +17,7 @@ def train(
     profile: Optional[Path] = typer.Option(None, "--profile", help="Profile JSON."),
     testbed: Optional[Path] = typer.Option(None, "--testbed", help="Testbed state file (default: the profile's nodes)."),
     policy: str = typer.Option("reach", help="Trainable policy (reach, rsdql, or package.module:Class; in worlds of "
-                               "their own: sil-gpo, rsdql-deploy, ds-ppo)."),
+                               "their own: sil-gpo, rsdql-deploy, ds-ppo, ds-dqn)."),
     out: Path = typer.Option(Path("models"), help="Folder for the model, its metadata and learning curve."),
     name: Optional[str] = typer.Option(None, help="Model file name without .pt (default: "
                                        "<policy>-<app>-seed<seed>-<utc time>)."),
@@ -28,7 +28,7 @@ def train(
 ) -> None:
     """Train a rescheduling policy in CEEnv (the simulator built from the app, the profile and the
     testbed), or a learner of a world of its own (sil-gpo and rsdql-deploy in SIL-GPO's deployment
-    world, ds-ppo in HephaestusForge's admission world: no app or profile); writes the model with
+    world, ds-ppo and ds-dqn in HephaestusForge's admission world: no app or profile); writes the model with
     its metadata and a learning curve (CSV and PNG). Every field of the policy's Args and of its
     environment's or world's settings is a flag (see --policy NAME --help); --steps is --total-steps."""
     import time

@@ -78,15 +78,24 @@ def _train_rsdql(g, args, progress):
         rows, ("episode", "delay"), ("episode", "total delay of the greedy policy")
 
 
-def _train_ds_ppo(world, args, progress):
-    from harness.policies.ds_ppo import train
+def _train_ds(algo: str):
+    def run(world, args, progress):
+        return _train_deepsets(algo, world, args, progress)
+    return run
 
+
+def _train_deepsets(algo: str, world, args, progress):
+    from harness.policies import ds_dqn, ds_ppo
+
+    train = {"ppo": ds_ppo.train, "dqn": ds_dqn.train}[algo]
     rows: list[tuple] = []
     t0 = time.monotonic()
 
+    total = args.total_steps * (args.envs if algo == "dqn" else 1)  # DQN counts steps of all its envs at once
+
     def seen(step, ret):
         rows.append((step, ret, time.monotonic() - t0))
-        progress(step, args.total_steps, ret)
+        progress(step, total, ret)
 
     actor, _, secs = train(world, args, seen)
     return actor, {"seconds": secs}, rows, ("env_steps", "mean_return", "seconds"), \
@@ -94,6 +103,7 @@ def _train_ds_ppo(world, args, progress):
 
 
 def _learners() -> dict[str, WorldLearner]:
+    from harness.policies.ds_dqn import DsDqnArgs
     from harness.policies.ds_ppo import DsPpoArgs
     from harness.policies.rsdql_deploy import RsdqlDeployArgs
     from harness.policies.silgpo import SilGpoArgs
@@ -102,10 +112,11 @@ def _learners() -> dict[str, WorldLearner]:
     return {"sil-gpo": WorldLearner("sil-gpo", "servicegraph", SilGpoArgs, ServiceGraphWorld, _train_silgpo),
             "rsdql-deploy": WorldLearner("rsdql-deploy", "servicegraph", RsdqlDeployArgs, ServiceGraphWorld,
                                          _train_rsdql),
-            "ds-ppo": WorldLearner("ds-ppo", "multicluster", DsPpoArgs, MultiClusterConfig, _train_ds_ppo)}
+            "ds-ppo": WorldLearner("ds-ppo", "multicluster", DsPpoArgs, MultiClusterConfig, _train_ds("ppo")),
+            "ds-dqn": WorldLearner("ds-dqn", "multicluster", DsDqnArgs, MultiClusterConfig, _train_ds("dqn"))}
 
 
-NAMES = ("sil-gpo", "rsdql-deploy", "ds-ppo")
+NAMES = ("sil-gpo", "rsdql-deploy", "ds-ppo", "ds-dqn")
 
 
 def groups(learner: WorldLearner) -> dict[str, type]:

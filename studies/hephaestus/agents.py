@@ -1,5 +1,6 @@
-"""DS-PPO in HephaestusForge's world, beside the paper's Table 8 and the greedy baselines: trained
-for the cost and the latency objectives (Table 6), several seeds each, then tested.
+"""DS-PPO (or DS-DQN, ``--algo dqn``) in HephaestusForge's world, beside the paper's Table 8 and the
+greedy baselines: trained for the cost and the latency objectives (Table 6), several seeds each,
+then tested.
 
     .venv/bin/python -m studies.hephaestus.agents [--objectives cost,latency] [--seeds 3] [--steps 200000] [--episodes 2000] [--paper]
 
@@ -19,7 +20,7 @@ import time
 
 import numpy as np
 
-from harness.policies.ds_ppo import DsPpoArgs, act, train
+from harness.policies import ds_dqn, ds_ppo
 from harness.policies.hephaestus import BASELINES
 from harness.results.stats import mean_ci95
 from harness.sim.multicluster import MultiClusterConfig, MultiClusterEnv
@@ -49,10 +50,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--objectives", default="cost,latency")
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--first-seed", type=int, default=1, help="seeds first-seed .. first-seed + seeds - 1")
     ap.add_argument("--steps", type=int, default=200_000)
     ap.add_argument("--episodes", type=int, default=2000)
     ap.add_argument("--paper", action="store_true", help="the paper's semantics instead of the code's")
+    ap.add_argument("--algo", choices=("ppo", "dqn"), default="ppo", help="DS-PPO or DS-DQN (--steps: DQN's steps of "
+                    "all 8 environments together, as the authors' loop counts them)")
     args = ap.parse_args()
+    algo = {"ppo": (ds_ppo.train, ds_ppo.DsPpoArgs, ds_ppo.act), "dqn": (ds_dqn.train, ds_dqn.DsDqnArgs, ds_dqn.act)}
+    train, Args, act = algo[args.algo]
+    name = f"ds-{args.algo}"
     base_cfg = MultiClusterConfig(hf_compat=not args.paper)
     baselines = {name: test(lambda e, f=f: f(e), base_cfg, args.episodes, TEST_SEED) for name, f in BASELINES.items()}
     print(f"{'':22s} {'rejection %':>16s} {'cost':>16s} {'latency ms':>18s} {'Gini':>14s}")
@@ -62,15 +69,15 @@ def main() -> int:
     for objective in args.objectives.split(","):
         cfg = MultiClusterConfig(objective=objective, hf_compat=not args.paper)
         per_seed, secs = [], []
-        for seed in range(1, args.seeds + 1):
-            actor, _, s = train(cfg, DsPpoArgs(total_steps=args.steps, seed=seed))
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
+            actor, _, s = train(cfg, Args(total_steps=args.steps, seed=seed))
             secs.append(s)
             per_seed.append(test(lambda e: act(actor, e), cfg, args.episodes, TEST_SEED))
-            print(f"  ds-ppo({objective}) seed {seed}: {args.steps} steps in {s:.0f} s ({args.steps / s:.0f} steps/s); "
+            print(f"  {name}({objective}) seed {seed}: {args.steps} steps in {s:.0f} s ({args.steps / s:.0f} steps/s); "
                   f"rejection {per_seed[-1][0]:.3f} %, cost {per_seed[-1][1]:.3f}, latency {per_seed[-1][2]:.1f} ms, "
                   f"Gini {per_seed[-1][3]:.3f}", flush=True)
         a = np.array(per_seed)
-        print(f"{'ds-ppo(' + objective + ')':22s} {ci(a[:, 0]):>16s} {ci(a[:, 1]):>16s} {ci(a[:, 2]):>18s} "
+        print(f"{name + '(' + objective + ')':22s} {ci(a[:, 0]):>16s} {ci(a[:, 1]):>16s} {ci(a[:, 2]):>18s} "
               f"{ci(a[:, 3]):>14s}   training {np.mean(secs):.0f} s per model")
         rej_ok = a[:, 0].mean() < baselines["karmada-greedy"][0]
         if objective == "cost":

@@ -10,7 +10,8 @@ Per number of clusters C: the authors' per-cluster test logs (``results/karmada/
 baselines and the DS-PPO models trained on 4 clusters (one per seed; the size-free DeepSets actor
 gives one logit per action row whatever C), each played on the same test episodes; rejection %
 with a 95 % interval over the agents' seeds. The bar: the agents' mean below every heuristic's
-at every C ("none rejects" where neither the agents nor some heuristic reject anything). In the code's world by default (``hf_compat``); ``--paper`` for the paper's.
+at every C ("none rejects" where neither the agents nor some heuristic reject anything). In the
+code's world by default (``hf_compat``); ``--paper`` for the paper's.
 """
 
 from __future__ import annotations

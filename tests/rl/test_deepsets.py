@@ -42,3 +42,29 @@ def test_ds_ppo_learns_cheaper_placements_than_it_started_with():
     actor, _, _ = train(cfg, DsPpoArgs(total_steps=16_000, seed=1))
     trained = mean_cost(actor)
     assert trained < 0.8 * untrained, (trained, untrained)
+
+
+def test_ds_dqn_learns_cheaper_placements_than_it_started_with_and_acts_only_as_allowed():
+    from harness.policies.ds_dqn import DsDqnArgs, act, train
+    from harness.rl.deepsets import DeepSetActor
+    from harness.sim.multicluster import FEATURES, MultiClusterConfig, MultiClusterEnv
+
+    torch.set_num_threads(1)
+    cfg = MultiClusterConfig(objective="cost", hf_compat=True)
+
+    def mean_cost(q) -> float:
+        env = MultiClusterEnv(cfg, seed=123)
+        for _ in range(40):
+            env.reset()
+            done = False
+            while not done:
+                a = act(q, env)
+                assert env.action_masks()[a]
+                _, _, done, _ = env.step(a)
+        return float(np.nanmean([r["cost"] for r in env.finished]))
+
+    torch.manual_seed(1)
+    untrained = mean_cost(DeepSetActor(FEATURES))
+    q, _, _ = train(cfg, DsDqnArgs(total_steps=4_000, learning_starts=500, explore_fraction=0.3, seed=1))
+    trained = mean_cost(q)
+    assert trained < 0.8 * untrained, (trained, untrained)
