@@ -20,51 +20,42 @@ def test_the_actor_is_permutation_equivariant_and_the_critic_invariant_for_any_s
         assert actor(x).shape == (2, rows)
 
 
+def mean_cost(net, cfg, act) -> float:
+    """40 test episodes of the cost objective, every action checked against the mask."""
+    from harness.sim.multicluster import MultiClusterEnv
+
+    env = MultiClusterEnv(cfg, seed=123)
+    for _ in range(40):
+        env.reset()
+        done = False
+        while not done:
+            a = act(net, env)
+            assert env.action_masks()[a]
+            _, _, done, _ = env.step(a)
+    return float(np.nanmean([r["cost"] for r in env.finished]))
+
+
 def test_ds_ppo_learns_cheaper_placements_than_it_started_with():
     from harness.policies.ds_ppo import DsPpoArgs, act, train
-    from harness.rl.deepsets import DeepSetActor
-    from harness.sim.multicluster import FEATURES, MultiClusterConfig, MultiClusterEnv
+    from harness.sim.multicluster import FEATURES, MultiClusterConfig
 
     torch.set_num_threads(1)
     cfg = MultiClusterConfig(objective="cost", hf_compat=True)
-
-    def mean_cost(actor) -> float:
-        env = MultiClusterEnv(cfg, seed=123)
-        for _ in range(40):
-            env.reset()
-            done = False
-            while not done:
-                _, _, done, _ = env.step(act(actor, env))
-        return float(np.nanmean([r["cost"] for r in env.finished]))
-
     torch.manual_seed(1)
-    untrained = mean_cost(DeepSetActor(FEATURES))
+    untrained = mean_cost(DeepSetActor(FEATURES), cfg, act)
     actor, _, _ = train(cfg, DsPpoArgs(total_steps=16_000, seed=1))
-    trained = mean_cost(actor)
+    trained = mean_cost(actor, cfg, act)
     assert trained < 0.8 * untrained, (trained, untrained)
 
 
 def test_ds_dqn_learns_cheaper_placements_than_it_started_with_and_acts_only_as_allowed():
     from harness.policies.ds_dqn import DsDqnArgs, act, train
-    from harness.rl.deepsets import DeepSetActor
-    from harness.sim.multicluster import FEATURES, MultiClusterConfig, MultiClusterEnv
+    from harness.sim.multicluster import FEATURES, MultiClusterConfig
 
     torch.set_num_threads(1)
     cfg = MultiClusterConfig(objective="cost", hf_compat=True)
-
-    def mean_cost(q) -> float:
-        env = MultiClusterEnv(cfg, seed=123)
-        for _ in range(40):
-            env.reset()
-            done = False
-            while not done:
-                a = act(q, env)
-                assert env.action_masks()[a]
-                _, _, done, _ = env.step(a)
-        return float(np.nanmean([r["cost"] for r in env.finished]))
-
     torch.manual_seed(1)
-    untrained = mean_cost(DeepSetActor(FEATURES))
+    untrained = mean_cost(DeepSetActor(FEATURES), cfg, act)
     q, _, _ = train(cfg, DsDqnArgs(total_steps=4_000, learning_starts=500, explore_fraction=0.3, seed=1))
-    trained = mean_cost(q)
+    trained = mean_cost(q, cfg, act)
     assert trained < 0.8 * untrained, (trained, untrained)
