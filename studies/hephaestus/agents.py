@@ -59,7 +59,7 @@ def main() -> int:
     args = ap.parse_args()
     algo = {"ppo": (ds_ppo.train, ds_ppo.DsPpoArgs, ds_ppo.act), "dqn": (ds_dqn.train, ds_dqn.DsDqnArgs, ds_dqn.act)}
     train, Args, act = algo[args.algo]
-    name = f"ds-{args.algo}"
+    label = f"ds-{args.algo}"
     base_cfg = MultiClusterConfig(hf_compat=not args.paper)
     baselines = {name: test(lambda e, f=f: f(e), base_cfg, args.episodes, TEST_SEED) for name, f in BASELINES.items()}
     print(f"{'':22s} {'rejection %':>16s} {'cost':>16s} {'latency ms':>18s} {'Gini':>14s}")
@@ -73,11 +73,11 @@ def main() -> int:
             actor, _, s = train(cfg, Args(total_steps=args.steps, seed=seed))
             secs.append(s)
             per_seed.append(test(lambda e: act(actor, e), cfg, args.episodes, TEST_SEED))
-            print(f"  {name}({objective}) seed {seed}: {args.steps} steps in {s:.0f} s ({args.steps / s:.0f} steps/s); "
+            print(f"  {label}({objective}) seed {seed}: {args.steps} steps in {s:.0f} s ({args.steps / s:.0f} steps/s); "
                   f"rejection {per_seed[-1][0]:.3f} %, cost {per_seed[-1][1]:.3f}, latency {per_seed[-1][2]:.1f} ms, "
                   f"Gini {per_seed[-1][3]:.3f}", flush=True)
         a = np.array(per_seed)
-        print(f"{name + '(' + objective + ')':22s} {ci(a[:, 0]):>16s} {ci(a[:, 1]):>16s} {ci(a[:, 2]):>18s} "
+        print(f"{label + '(' + objective + ')':22s} {ci(a[:, 0]):>16s} {ci(a[:, 1]):>16s} {ci(a[:, 2]):>18s} "
               f"{ci(a[:, 3]):>14s}   training {np.mean(secs):.0f} s per model")
         rej_ok = a[:, 0].mean() < baselines["karmada-greedy"][0]
         if objective == "cost":
