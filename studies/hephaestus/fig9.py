@@ -26,11 +26,11 @@ import numpy as np
 from harness.policies.ds_ppo import DsPpoArgs, act, train
 from harness.policies.hephaestus import BASELINES
 from harness.results.stats import mean_ci95
-from harness.sim.multicluster import MultiClusterConfig, MultiClusterEnv
+from harness.sim.multicluster import MultiClusterConfig
+from studies.hephaestus.agents import TEST_SEED, test
 from studies.hephaestus.fig8 import LOGGED_NAMES, RESULTS, logged_rejection
 
 CLUSTERS = (4, 8, 12, 16, 32)
-TEST_SEED = 10_000
 PER_CLUSTER = "v1/per_cluster"
 
 
@@ -51,13 +51,7 @@ def logged(clone: Path, c: int) -> dict[str, float]:
 
 
 def rejection(choose, cfg: MultiClusterConfig, episodes: int) -> float:
-    env = MultiClusterEnv(cfg, seed=TEST_SEED)
-    for _ in range(episodes):
-        env.reset()
-        done = False
-        while not done:
-            _, _, done, _ = env.step(choose(env))
-    return 100 * float(np.mean([r["rejection"] for r in env.finished]))
+    return float(test(choose, cfg, episodes, TEST_SEED)[0])  # agents.test's first measure: rejection %
 
 
 def main() -> int:
