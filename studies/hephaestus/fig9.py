@@ -21,7 +21,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 from harness.policies.ds_ppo import DsPpoArgs, act, train
 from harness.policies.hephaestus import BASELINES
