@@ -21,7 +21,6 @@ import sys
 import time
 from pathlib import Path
 
-
 from harness.policies.ds_ppo import DsPpoArgs, act, train
 from harness.policies.hephaestus import BASELINES
 from harness.results.stats import mean_ci95
