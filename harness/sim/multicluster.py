@@ -35,15 +35,24 @@ difference below); by default the paper's semantics:
 
 The baselines (``harness.policies.hephaestus``) add one more difference of the authors' script
 (their cluster range); see there.
+
+**The sites mode** (``inventory=FILE``, or ``sites=`` built from a live cluster's view): the
+clusters are a harness inventory's sites instead of Table 4's random draws, fixed at every reset —
+capacity the sum of the site's nodes', cost per replica the mean of its nodes' cost per hour,
+latency the configured RTT between the sites' nodes (mean over node pairs; 0 on the diagonal, as
+the paper's matrix), which does not drift: a testbed's RTTs are what they are. A model trained
+there runs unchanged on the testbed (``harness.policies.admission``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import itertools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -81,6 +90,7 @@ class MultiClusterConfig:
     background: tuple[float, float] = (0.0, 0.2)  # cores and GB allocated per cluster at reset, uniform
     objective: str = "favorlat"  # Table 6's weighting (the code's default)
     hf_compat: bool = False
+    inventory: Optional[str] = None  # the sites mode: the clusters are this inventory's sites (see above)
 
     @property
     def weights(self) -> tuple[float, float, float]:
@@ -116,6 +126,41 @@ class EpisodeStats:
                 "latency": mean(self.latency), "cpu_pct": mean(self.cpu_pct), "gini": gini}
 
 
+@dataclass(frozen=True)
+class Sites:
+    """Fixed clusters for the sites mode: one per site, in ``names`` order."""
+
+    names: tuple[str, ...]
+    cap_cpu: np.ndarray  # cores
+    cap_mem: np.ndarray  # GB
+    cost: np.ndarray  # per replica: the mean cost per hour of the site's nodes
+    lat: np.ndarray  # (C, C) ms between the sites, 0 on the diagonal
+
+
+def sites_of(inventory) -> Sites:
+    """The sites of an inventory (a path or a loaded ``Inventory``); clients and nodes without a
+    site are no cluster. A bad file or fewer than two sites is one UserError line."""
+    from harness import shipped
+    from harness.errors import UserError
+    from harness.spec.inventory import load_inventory
+
+    inv = load_inventory(shipped.find(inventory)) if isinstance(inventory, (str, Path)) else inventory
+    nodes: dict[str, list] = {}
+    for n in inv.nodes:
+        if n.site and inv.role(inv.node_type(n).tier) != "client":
+            nodes.setdefault(n.site, []).append(n)
+    if len(nodes) < 2:
+        raise UserError(f"{len(nodes)} site(s) with nodes pods may use; the sites mode needs two or more "
+                        "(give nodes a 'site')", source=str(inventory), field="nodes")
+    names = tuple(sorted(nodes))
+    typ = inv.node_type
+    lat = np.array([[0.0 if a == b else float(np.mean([inv.pair_rtt(x, y) for x in nodes[a] for y in nodes[b]]))
+                     for b in names] for a in names])
+    return Sites(names, np.array([sum(typ(n).cpus for n in nodes[s]) for s in names], float),
+                 np.array([sum(typ(n).memory_gb for n in nodes[s]) for s in names], float),
+                 np.array([np.mean([typ(n).cost for n in nodes[s]]) for s in names], float), lat)
+
+
 def gini(loads: np.ndarray) -> float:
     """Σ_i Σ_j |L_i − L_j| / (2 n² L̄) (eq. 10); 0 when nothing is placed."""
     mean = loads.mean()
@@ -128,8 +173,12 @@ class MultiClusterEnv:
     """One environment (Gymnasium's reset/step, action_masks); ``stats`` holds the episode's
     measures and ``finished`` every finished episode's row."""
 
-    def __init__(self, cfg: MultiClusterConfig | None = None, seed: int | None = None):
-        self.cfg = cfg or MultiClusterConfig()
+    def __init__(self, cfg: MultiClusterConfig | None = None, seed: int | None = None, sites: Sites | None = None):
+        cfg = cfg or MultiClusterConfig()
+        if sites is None and cfg.inventory:
+            sites = sites_of(cfg.inventory)
+        self.sites = sites
+        self.cfg = dataclasses.replace(cfg, clusters=len(sites.names)) if sites is not None else cfg
         self.rng = np.random.default_rng(seed)
         self.services = c2e_services()
         C = self.cfg.clusters
@@ -155,6 +204,13 @@ class MultiClusterEnv:
 
     def _draw_clusters(self) -> None:
         C = self.cfg.clusters
+        lo, hi = self.cfg.background
+        if self.sites is not None:
+            s = self.sites
+            self.lat, self.cap_cpu, self.cap_mem, self.cost = s.lat.copy(), s.cap_cpu.copy(), s.cap_mem.copy(), s.cost.copy()
+            self.alloc_cpu = self.rng.uniform(lo, hi, C)
+            self.alloc_mem = self.rng.uniform(lo, hi, C)
+            return
         # each ordered pair drawn apart (as the code does: the matrix is not symmetric until drift)
         self.lat = self.rng.integers(int(MIN_DELAY), int(MAX_DELAY), size=(C, C)).astype(float)
         np.fill_diagonal(self.lat, 0.0)
@@ -162,7 +218,6 @@ class MultiClusterEnv:
         self.cap_cpu = np.array([CLUSTER_TYPES[t][1] for t in types])
         self.cap_mem = np.array([CLUSTER_TYPES[t][2] for t in types])
         self.cost = np.array([CLUSTER_TYPES[t][3] for t in types])
-        lo, hi = self.cfg.background
         self.alloc_cpu = self.rng.uniform(lo, hi, C)
         self.alloc_mem = self.rng.uniform(lo, hi, C)
 
@@ -179,6 +234,8 @@ class MultiClusterEnv:
         self.request = Request(name, r, cpu, mem, threshold, lifetime if cfg.hf_compat else gap, lifetime)
 
     def _drift(self, c: int, factor: float) -> None:
+        if self.sites is not None:
+            return  # a testbed's RTTs do not drift with its replicas
         row = np.clip(self.lat[c] * factor, MIN_DELAY, MAX_DELAY)
         row[c] = 0.0
         self.lat[c], self.lat[:, c] = row, row
@@ -219,6 +276,23 @@ class MultiClusterEnv:
         decreasing = kind == "ffd" or self.cfg.hf_compat  # the code's FFI runs FFD
         return _first_fit(req, free_cpu, free_mem, C, decreasing)
 
+    def split_of(self, action: int) -> np.ndarray | None:
+        """The request's replicas per cluster if ``action`` is taken, or None: rejected (the
+        reject action, a cluster without room, a spread that does not fit)."""
+        C, req = self.cfg.clusters, self.request
+        if action < C:
+            if not self.room()[action]:
+                return None
+            split = np.zeros(C)
+            split[action] = req.replicas
+            return split
+        if action >= C + len(SPREADS):
+            return None
+        split = self.spread(SPREADS[action - C])
+        # a spread that places fewer than R is rejected (the code places what it found)
+        short = split is not None and split.sum() < req.replicas and not self.cfg.hf_compat
+        return None if split is None or short or not self._fits(split) else split
+
     def observation(self) -> np.ndarray:
         C, req = self.cfg.clusters, self.request
         clusters = np.stack([self.alloc_cpu, self.cap_cpu, self.alloc_mem, self.cap_mem, self.delta], axis=1)
@@ -239,21 +313,10 @@ class MultiClusterEnv:
         return self.observation()
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, dict]:
-        C, req = self.cfg.clusters, self.request
         self.steps += 1
         self.stats.offered += 1
-        split, spread = None, action >= C
-        if action < C:
-            if self.room()[action]:
-                split = np.zeros(C)
-                split[action] = req.replicas
-        elif action < C + len(SPREADS):
-            split = self.spread(SPREADS[action - C])
-            # a spread that places fewer than R is rejected (the code places what it found)
-            short = split is not None and split.sum() < req.replicas and not self.cfg.hf_compat
-            if split is not None and (short or not self._fits(split)):
-                split = None
-        reward = self._place(split, spread) if split is not None else self._rejected()
+        split = self.split_of(action)
+        reward = self._place(split, action >= self.cfg.clusters) if split is not None else self._rejected()
         done = self.steps >= self.cfg.episode_steps
         if done:
             self.finished.append(self.stats.row(self._gini()))
