@@ -374,6 +374,12 @@ class Policy:
         leaderboard lists as "ability does not fit" instead of playing the cell."""
         return None
 
+    @classmethod
+    def unfit_testbed(cls, inventory) -> str | None:
+        """Why this policy cannot act on the testbed an ``Inventory`` describes, or None (as
+        ``unfit``, for the testbed: HephaestusForge's placers need sites)."""
+        return None
+
     @property
     def model_file(self) -> str | None:
         """The trained model this policy acts with, if any (recorded with every run)."""

@@ -8,8 +8,9 @@ under the mask (the paper's eq. 3); ``unmasked=True`` samples as the authors' co
 only in the update). Observations are scaled by fixed constants (cores and GB by 32, latency and
 thresholds by 1000), a choice of harness's: the code feeds raw values.
 
-Not yet a registered policy on the one ground (its world is the multi-cluster admission world,
-not a cluster view): ``train`` and ``act`` are what the study uses (issue 40's open part).
+``harness train --policy ds-ppo`` trains it (``harness.policies.world_learners``); on the one
+ground a model acts as the ``ds-ppo`` placer (``harness.policies.admission``), through
+``load_actor`` and ``act``.
 """
 
 from __future__ import annotations
@@ -110,6 +111,17 @@ def train(cfg: MultiClusterConfig, args: DsPpoArgs, on_progress: Callable[[int, 
         if on_progress and returns:
             on_progress(done_steps, float(np.mean(returns[-50:])))
     return actor, critic, time.monotonic() - t0
+
+
+def load_actor(path) -> tuple[DeepSetActor, dict]:
+    """(the network, its metadata) of a DS-PPO or DS-DQN model file (``harness train``'s)."""
+    from harness.errors import UserError
+    from harness.rl.acting import load_model
+
+    net, meta = load_model(path, lambda meta: DeepSetActor(FEATURES))
+    if meta.get("policy") not in ("ds-ppo", "ds-dqn"):
+        raise UserError(f"a {meta.get('policy')} model, not a DS-PPO or DS-DQN one", source=str(path))
+    return net, meta
 
 
 def act(actor: DeepSetActor, env: MultiClusterEnv) -> int:

@@ -11,8 +11,9 @@ from harness.rescheduler.evaluate import SimWorld, run_policy, scenario, slots_f
 from harness.rl.acting import save_model
 from harness.sim.ceenv import Dynamics, EnvConfig, default_model
 
-BUILTIN = ["bef", "cf", "cloud-first", "cost-delay-milp", "default", "greedy-bestfit", "k8s-edge", "kubedsm", "latency-greedy", "optimal",
-           "random", "reach", "rollout", "rsdql", "sef"]
+BUILTIN = ["bef", "binpack-greedy", "cf", "cloud-first", "cost-delay-milp", "cpu-greedy", "default", "ds-ppo",
+           "greedy-bestfit", "hf-latency-greedy", "k8s-edge", "karmada-greedy", "kubedsm", "latency-greedy", "optimal",
+           "random", "reach", "rollout", "rsdql", "sef", "spread-ffd"]
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +34,8 @@ def test_every_policy_declares_what_it_does():
     expect = {"default": {"place"}, "cloud-first": {"place"}, "latency-greedy": {"place"}, "optimal": {"plan"},
               "reach": {"plan", "train"}, "rsdql": {"plan", "train"}, "rollout": {"place", "plan"},
               "kubedsm": {"place", "plan"}} | \
-        dict.fromkeys(("bef", "cf", "k8s-edge", "random", "sef", "greedy-bestfit", "cost-delay-milp"), {"place"})
+        dict.fromkeys(("bef", "cf", "k8s-edge", "random", "sef", "greedy-bestfit", "cost-delay-milp", "cpu-greedy",
+                       "binpack-greedy", "hf-latency-greedy", "karmada-greedy", "spread-ffd", "ds-ppo"), {"place"})
     for name, cls in REGISTRY.items():
         assert {a.value for a in cls.abilities} == expect[name], name
         if Ability.PLACE not in cls.abilities:
