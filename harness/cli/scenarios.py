@@ -41,4 +41,4 @@ What a scenario file may use (harness/scenarios/*.yaml are examples; docs/scenar
   faults: [{{at_s, kind: {kinds}, ...}}]
   autoscaling: {{enabled, target_cpu, ...}}    the Kubernetes HPA on CPU
   replica_schedule: {{cycle_s, cycles: [{{SERVICE: REPLICAS, ...}}, ...]}}   fixed counts per cycle
-  request_stream: {{service, rate_per_s, mean_lifetime_s, replicas: [MIN, MAX]}}   deployment requests"""
+  request_stream: {{service (or a list), rate_per_s, mean_lifetime_s, replicas: [MIN, MAX]}}   deployment requests"""

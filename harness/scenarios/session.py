@@ -77,9 +77,9 @@ def check_scenario(sc: Scenario, sc_file: str, app: App, app_file: Path, state) 
     faults.check_all(sc.faults, state.nodes, app, sc_file)
     check_loads(sc, app, state, sc_file)
     unknown = f"(services: {', '.join(app.services)})"
-    if sc.request_stream is not None and sc.request_stream.service not in app.services:
-        raise UserError(f"unknown service {sc.request_stream.service!r} {unknown}", source=sc_file,
-                        field="request_stream.service")
+    for service in sc.request_stream.services if sc.request_stream is not None else []:
+        if service not in app.services:
+            raise UserError(f"unknown service {service!r} {unknown}", source=sc_file, field="request_stream.service")
     for i, cycle in enumerate(sc.replica_schedule.cycles if sc.replica_schedule else []):
         for service in cycle:
             if service not in app.services:

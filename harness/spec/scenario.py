@@ -150,7 +150,8 @@ class RequestStream(BaseModel):
     placer places all R, or the request is rejected (none started)."""
 
     model_config = ConfigDict(extra="forbid")
-    service: str
+    service: str | list[str] = Field(description="the service, or several: each request is for one of them, drawn "
+                                                 "uniformly")
     rate_per_s: float = Field(gt=0, description="mean arrivals per second")
     mean_lifetime_s: float = Field(gt=0)
     replicas: tuple[int, int] = Field((1, 4), description="R drawn uniformly from this range (inclusive)")
@@ -160,7 +161,13 @@ class RequestStream(BaseModel):
     def _range(self):
         if not 1 <= self.replicas[0] <= self.replicas[1]:
             raise ValueError("replicas: a range [min, max] with 1 <= min <= max")
+        if isinstance(self.service, list) and not self.service:
+            raise ValueError("service: a name or a non-empty list of names")
         return self
+
+    @property
+    def services(self) -> list[str]:
+        return [self.service] if isinstance(self.service, str) else list(self.service)
 
 
 class Scenario(BaseModel):

@@ -19,13 +19,15 @@ from tests.conftest import REPO
 
 BUILT_IN = sorted(p.stem for p in (REPO / "harness/scenarios").glob("*.yaml"))
 STATE = simulated_state(load_inventory(None))
+TESTBED = {"admission": simulated_state(load_inventory(REPO / "inventories/hephaestus-local.yaml"))}  # else REACH's
 
 
 def simulate(tmp_path: Path, scenario: str, policies: list[str], seeds: int = 1, edit=None) -> list[dict]:
-    session = prepare(scenario, policies, STATE, None, None, REPO / "models", tmp_path, suffix="-sim")
+    state = TESTBED.get(scenario, STATE)
+    session = prepare(scenario, policies, state, None, None, REPO / "models", tmp_path, suffix="-sim")
     if edit:
         edit(session.scenario)
-    return run_simulated(STATE, session, seeds)
+    return run_simulated(state, session, seeds)
 
 
 def fault(spec: dict):

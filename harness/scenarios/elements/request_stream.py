@@ -1,6 +1,6 @@
-"""Deployment requests (HephaestusForge's workload): Poisson arrivals of R pods of a service, all
-placed by the policy's placer or the request rejected (none started), each leaving after its
-exponential lifetime. The same seed gives the same arrivals, lifetimes and R in both worlds."""
+"""Deployment requests (HephaestusForge's workload): Poisson arrivals of R pods of a service (one of
+the stream's, drawn uniformly), all placed by the policy's placer or the request rejected (none
+started), each leaving after its exponential lifetime. The same seed gives the same arrivals, lifetimes and R in both worlds."""
 
 from __future__ import annotations
 
@@ -36,14 +36,15 @@ def driver(run):
             k += 1
             r = int(rng.integers(rs.replicas[0], rs.replicas[1] + 1))
             lifetime = float(rng.exponential(rs.mean_lifetime_s))
+            service = rs.services[int(rng.integers(len(rs.services)))] if len(rs.services) > 1 else rs.services[0]
             with run.lock:
                 view, _ = run.view.view()
-                nodes = run.placer.place(view, [view.pending(rs.service, f"r{k}#{i}") for i in range(r)])
+                nodes = run.placer.place(view, [view.pending(service, f"r{k}#{i}") for i in range(r)])
             if any(n is None for n in nodes):
-                run.event("request-rejected", request=k, service=rs.service, replicas=r)
+                run.event("request-rejected", request=k, service=service, replicas=r)
             else:
-                pods = run.place_new([rs.service] * r, "request", prefer=nodes)
-                run.event("request-arrival", request=k, service=rs.service, replicas=r, nodes=nodes,
+                pods = run.place_new([service] * r, "request", prefer=nodes)
+                run.event("request-arrival", request=k, service=service, replicas=r, nodes=nodes,
                           lifetime_s=round(lifetime, 3))
                 run.record_placement("request-arrival")
                 leaving.append((now + lifetime, k, pods))
