@@ -174,7 +174,7 @@ def _print_comparison(console, rows: list[dict], session) -> None:
     """Per policy, over its seeds: mean and p95 latency with their 95 % intervals (Student's t over
     seeds), then the means of the other measures; plain lines, so a pipe keeps every number."""
     from harness.results.stats import mean_ci95
-    from harness.results.summary import fmt, value
+    from harness.results.summary import ADMISSION_COLUMNS, fmt, had_requests, value
 
     def ci(vals: list) -> str:
         vals = [v for v in vals if isinstance(v, (int, float))]
@@ -186,6 +186,8 @@ def _print_comparison(console, rows: list[dict], session) -> None:
     cols = ("errors", "moves", "recovery_s", "edge_ratio", "cost", "rejection_rate")
     if any(value(r, "cost_delay_objective") is not None for r in rows):  # paper 003's problem
         cols += ("cost_delay_objective", "cost_delay_gap")
+    if had_requests(rows):
+        cols += ADMISSION_COLUMNS
     print(f"\n{session.scenario.name} in simulation, over seeds ({session.out / 'comparison.csv'}):")
     width = max([16] + [len(r["policy"]) + 1 for r in rows])
     print(f"{'policy':{width}s} {'seeds':>5s} {'mean ms':>16s} {'p95 ms':>16s} " + " ".join(f"{c:>{max(14, len(c))}s}" for c in cols))

@@ -53,7 +53,7 @@ def run(
     from harness.cli.output import console as make_console
     from rich.live import Live
 
-    from harness.results.summary import COLUMNS, fmt, mean_rows, value
+    from harness.results.summary import columns, fmt, mean_rows, value
     from harness.scenarios.session import prepare, run_session
     from harness.testbed.open import open_cluster
 
@@ -87,7 +87,7 @@ def run(
         table.add_column("")
         for r in runs:
             table.add_column(f"{r['policy']} {'r' if r['repeat'] != 'mean' else ''}{r['repeat']}", justify="right")
-        for c in COLUMNS[2:]:
+        for c in columns(rows)[2:]:
             table.add_row(c, *(fmt(value(r, c)) for r in runs))
         if json_out:
             from harness.cli.output import print_json

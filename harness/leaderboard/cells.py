@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 # what every run contributes to the long table: summary fields and placement metrics
 METRIC_FIELDS = ("mean_ms", "p95_ms", "p99_ms", "errors", "requests", "moves", "moved_share", "recovery_s",
                  "policy_errors", "edge_ratio", "cost", "gini_nodes", "rejection_rate", "request_rejection_rate",
-                 "cost_delay_objective", "cost_delay_gap", "cost_delay_over_cap")
+                 "replica_cost", "gini_sites", "cost_delay_objective", "cost_delay_gap", "cost_delay_over_cap")
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,8 @@ def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
 
     cov = Coverage()
     for track in board.tracks:
-        testbed = load_inventory(shipped.find(track.inventory) if track.inventory else None).name
+        inventory = load_inventory(shipped.find(track.inventory) if track.inventory else None)
+        testbed = inventory.name
         unprofiled = set() if track.profile else \
             {app for app in track.apps if app != SCENARIO_APPS and not shipped.profile(Path(app).stem, testbed).exists()}
         deployed = {app: track_app(app, track.scenarios[0]) for app in track.apps}  # read once, asked per policy
@@ -115,7 +116,7 @@ def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
                 if not ({Ability.PLACE, Ability.PLAN} & set(cls.abilities)):
                     cov.missing[key][app] = "ability does not fit: neither places nor plans"
                     continue
-                if (why := cls.unfit(deployed[app])) is not None:
+                if (why := cls.unfit(deployed[app]) or cls.unfit_testbed(inventory)) is not None:
                     cov.missing[key][app] = f"ability does not fit: {why}"
                     continue
                 if Ability.TRAIN in cls.abilities and "model" not in raw and \

@@ -13,7 +13,8 @@ from harness.spec.loader import load_model
 
 # what a track may rank by: a summary field or one of its placement metrics, and which way is better
 METRICS = {"mean_ms": "lower", "p95_ms": "lower", "errors": "lower", "edge_ratio": "higher", "cost": "lower",
-           "rejection_rate": "lower", "request_rejection_rate": "lower", "recovery_s": "lower", "moves": "lower",
+           "rejection_rate": "lower", "request_rejection_rate": "lower", "replica_cost": "lower", "gini_sites": "lower",
+           "recovery_s": "lower", "moves": "lower",
            "cost_delay_objective": "lower", "cost_delay_gap": "lower"}
 SCENARIO_APPS = "scenario"  # a track's app that means: the apps each scenario names, as it names them
 

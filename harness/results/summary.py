@@ -11,6 +11,18 @@ from harness.results.stats import batch_means_ci95
 COLUMNS = ("policy", "repeat", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "under_threshold", "rps", "errors",
            "moves", "moved_share", "recovery_s", "edge_ratio", "cost", "rejection_rate", "cost_delay_objective",
            "cost_delay_gap")
+# a run with deployment requests (a request stream) adds HephaestusForge's measures
+ADMISSION_COLUMNS = ("request_rejection_rate", "replica_cost", "gini_sites")
+
+
+def had_requests(rows: list[dict]) -> bool:
+    """Whether a run had deployment requests (a request stream)."""
+    return any((r.get("metrics") or {}).get("requests_arrived") is not None for r in rows)
+
+
+def columns(rows: list[dict]) -> tuple[str, ...]:
+    """The comparison's columns for these runs: COLUMNS, and ADMISSION_COLUMNS after a request stream."""
+    return COLUMNS + ADMISSION_COLUMNS if had_requests(rows) else COLUMNS
 
 
 def value(row: dict, column: str):
@@ -138,14 +150,15 @@ def write_comparison(rows: list[dict], out: Path) -> str:
     """CSV and Markdown of one row per run, plus the mean per policy; returns the Markdown."""
     import csv
 
+    cols = columns(rows)
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out.with_suffix(".csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w = csv.DictWriter(f, fieldnames=cols)
         w.writeheader()
-        w.writerows({c: value(r, c) for c in COLUMNS} for r in rows)
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+        w.writerows({c: value(r, c) for c in cols} for r in rows)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in rows + mean_rows(rows):
-        lines.append("| " + " | ".join(fmt(value(r, c)) for c in COLUMNS) + " |")
+        lines.append("| " + " | ".join(fmt(value(r, c)) for c in cols) + " |")
     md = "\n".join(lines) + "\n"
     out.with_suffix(".md").write_text(md)
     return md
@@ -159,7 +172,7 @@ def mean_rows(rows: list[dict]) -> list[dict]:
         if len(mine) < 2:
             continue
         m = {"policy": policy, "repeat": "mean"}
-        for c in COLUMNS[2:]:
+        for c in columns(rows)[2:]:
             vals = [value(r, c) for r in mine if isinstance(value(r, c), (int, float))]
             m[c] = float(np.mean(vals)) if vals else None
         out.append(m)
