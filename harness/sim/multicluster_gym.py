@@ -4,6 +4,7 @@ reject) and their mask in ``info["action_mask"]`` (eq. 3), as maskable learners 
 MaskablePPO) read it. Every keyword of ``MultiClusterConfig`` is a keyword of ``make``:
 
     env = gymnasium.make("harness/MultiCluster-v0", clusters=8, objective="cost", hf_compat=True)
+    env = gymnasium.make("harness/MultiCluster-v0", inventory="inventories/hephaestus-local.yaml")  # its sites
 
 The episode ends (``terminated``) after ``episode_steps`` requests; the episode's rejection, cost,
 latency and Gini (what the authors' logs hold) are in the last step's ``info["episode"]``.
@@ -11,10 +12,12 @@ latency and Gini (what the authors' logs hold) are in the last step's ``info["ep
 
 from __future__ import annotations
 
+import dataclasses
+
 import gymnasium as gym
 import numpy as np
 
-from harness.sim.multicluster import EXTRA_ROWS, FEATURES, MultiClusterConfig, MultiClusterEnv
+from harness.sim.multicluster import EXTRA_ROWS, FEATURES, MultiClusterConfig, MultiClusterEnv, sites_of
 
 
 class MultiClusterGym(gym.Env):
@@ -22,6 +25,8 @@ class MultiClusterGym(gym.Env):
 
     def __init__(self, **config):
         self.cfg = MultiClusterConfig(**config)
+        if self.cfg.inventory:  # the sites mode: as many clusters as the inventory has sites
+            self.cfg = dataclasses.replace(self.cfg, clusters=len(sites_of(self.cfg.inventory).names))
         rows = self.cfg.clusters + EXTRA_ROWS
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(rows, FEATURES), dtype=np.float32)
         self.action_space = gym.spaces.Discrete(rows)

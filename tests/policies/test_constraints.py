@@ -112,9 +112,12 @@ def test_the_move_loop_refuses_a_move_that_breaks_them(dyn):
 
 
 def test_every_registered_policy_respects_them_in_evaluate(dyn, models):
+    from harness.spec.inventory import load_inventory
+
+    testbed = load_inventory(None)  # REACH's, which dyn models
     for name in names():
-        if REGISTRY[name].unfit(dyn.model.app) is not None:
-            continue  # another problem's placer (cost-delay-milp: paper 003's), refused up front
+        if REGISTRY[name].unfit(dyn.model.app) is not None or REGISTRY[name].unfit_testbed(testbed) is not None:
+            continue  # another problem's placer (cost-delay-milp: paper 003's; HephaestusForge's need sites)
         kw = {"model": str(models / f"{name}-chain-constrained.pt")} if Ability.TRAIN in REGISTRY[name].abilities else {}
         finals: list = []
         r = run_policy(dyn, build(name, **kw), name, 8, [0, 1, 2], finals=finals)

@@ -134,3 +134,6 @@ def test_gymnasium_face_is_the_same_world_and_passes_gymnasiums_checker():
         assert not truncated
     assert all(a == b for a, b in rewards) and len(rewards) == 100
     assert info["episode"] == world.finished[-1]
+    sites = gym.make("harness/MultiCluster-v0", inventory="inventories/hephaestus-local.yaml")  # its four sites
+    check_env(sites.unwrapped, skip_render_check=True)
+    assert sites.reset(seed=1)[0].shape == (8, 10)
