@@ -31,7 +31,7 @@ from harness.policies import register
 from harness.policies.contract import Ability, ClusterView, PendingPod, Policy
 from harness.policies.hephaestus import BASELINES, SPREAD_HEURISTICS
 from harness.policies.heuristics import KubeDefault
-from harness.sim.multicluster import MultiClusterConfig, MultiClusterEnv, Request, Sites, c2e_services
+from harness.sim.multicluster import MultiClusterConfig, MultiClusterEnv, Request, Sites, c2e_services, sites_of
 from harness.spec.args import arg
 
 THRESHOLDS = {name: threshold for name, _, _, threshold in c2e_services()}
@@ -64,8 +64,8 @@ def threshold_of(service: str, default: float) -> float:
 @dataclass
 class AdmissionArgs:
     threshold_ms: float = arg(400.0, "latency threshold Δ_r of a service that is not one of Cloud2Edge's")
-    t_r: float = arg(0.01, "the request row's T_r: the mean gap between requests of the world the policy "
-                           "was made for (the code's world: 1/100)")
+    t_r: float = arg(0.01, "the request row's T_r: what the world the policy was made for gives (the paper's "
+                           "default: the mean gap between requests, 1/100; the code's: the mean lifetime, 1)")
     seed: int = arg(0, "seed of the policy's own random choices (hf-latency-greedy's)")
 
 
@@ -86,8 +86,11 @@ class SiteAdmission(Policy):
 
     @classmethod
     def unfit_testbed(cls, inventory) -> str | None:
-        sites = {n.site for n in inventory.nodes if n.site and inventory.role(inventory.node_type(n).tier) != "client"}
-        return None if len(sites) >= 2 else "admits requests onto sites: the testbed has fewer than two"
+        try:
+            sites_of(inventory)
+        except UserError:
+            return "admits requests onto sites: the testbed has fewer than two"
+        return None
 
     def check(self, view: ClusterView) -> None:
         try:
