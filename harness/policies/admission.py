@@ -34,7 +34,6 @@ from harness.policies.heuristics import KubeDefault
 from harness.sim.multicluster import MultiClusterConfig, MultiClusterEnv, Request, Sites, c2e_services, sites_of
 from harness.spec.args import arg
 
-THRESHOLDS = {name: threshold for name, _, _, threshold in c2e_services()}
 DEFAULT_MODEL = "models/ds-ppo-hephaestus-local.pt"
 
 
@@ -57,8 +56,9 @@ def site_state(view: ClusterView) -> tuple[Sites, np.ndarray, np.ndarray, list[n
 
 def threshold_of(service: str, default: float) -> float:
     """The Cloud2Edge threshold of ``service`` (also as ``<app>-<service>``), else ``default``."""
-    found = [name for name in THRESHOLDS if service == name or service.endswith("-" + name)]
-    return THRESHOLDS[max(found, key=len)] if found else default
+    thresholds = {name: threshold for name, _, _, threshold in c2e_services()}
+    found = [name for name in thresholds if service == name or service.endswith("-" + name)]
+    return thresholds[max(found, key=len)] if found else default
 
 
 @dataclass
@@ -181,13 +181,12 @@ class DsAgent(SiteAdmission):
     Args = DsArgs
 
     def __init__(self, args):
-        from harness.policies.ds_ppo import load_actor
+        from harness.policies.ds_ppo import load_actor, training_world
 
         path = args.model or str(shipped.find(DEFAULT_MODEL))
         self.net, meta = load_actor(path)
         if args.t_r < 0:
-            world = MultiClusterConfig(**{k: v for k, v in meta.get("world_config", {}).items()
-                                          if k in MultiClusterConfig.__dataclass_fields__})
+            world = training_world(meta)
             args = replace(args, t_r=world.mean_lifetime if world.hf_compat else 1.0 / world.arrival_rate)
         super().__init__(replace(args, model=path))
 

@@ -124,6 +124,12 @@ def load_actor(path) -> tuple[DeepSetActor, dict]:
     return net, meta
 
 
+def training_world(meta: dict) -> MultiClusterConfig:
+    """The world a model's metadata says it was trained in."""
+    world = {k: v for k, v in meta.get("world_config", {}).items() if k in MultiClusterConfig.__dataclass_fields__}
+    return MultiClusterConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in world.items()})
+
+
 def act(actor: DeepSetActor, env: MultiClusterEnv) -> int:
     """The most likely allowed action."""
     with torch.no_grad():

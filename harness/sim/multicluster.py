@@ -47,6 +47,7 @@ there runs unchanged on the testbed (``harness.policies.admission``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import heapq
 import itertools
 import math
@@ -71,12 +72,14 @@ OBJECTIVES = {"latency": (1.0, 0.0, 0.0), "cost": (0.0, 1.0, 0.0), "inequality":
               "balanced": (0.4, 0.3, 0.3), "favorlat": (0.6, 0.2, 0.2)}
 
 
-def c2e_services() -> list[tuple[str, float, float, float]]:
-    """(name, cores, memory GB, threshold ms) of the Cloud2Edge deployments (harness/data/c2e.yaml)."""
+@functools.lru_cache(maxsize=1)
+def c2e_services() -> tuple[tuple[str, float, float, float], ...]:
+    """(name, cores, memory GB, threshold ms) of the Cloud2Edge deployments (harness/data/c2e.yaml),
+    read once: every env and every admission decision builds a world from them."""
     import yaml
 
     doc = yaml.safe_load((Path(__file__).resolve().parents[1] / "data" / "c2e.yaml").read_text())
-    return [(n, float(s["cpu"]), float(s["memory_gb"]), float(s["threshold_ms"])) for n, s in doc["services"].items()]
+    return tuple((n, float(s["cpu"]), float(s["memory_gb"]), float(s["threshold_ms"])) for n, s in doc["services"].items())
 
 
 @dataclass

@@ -26,10 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.policies.ds_ppo import act, load_actor
+from harness.policies.ds_ppo import act, load_actor, training_world
 from harness.policies.hephaestus import BASELINES, SPREAD_HEURISTICS
 from harness.results.stats import mean_ci95, spearman
-from harness.sim.multicluster import MultiClusterConfig
 from studies.hephaestus.agents import TEST_SEED, test
 
 MODEL = "models/ds-ppo-hephaestus-local.pt"
@@ -65,10 +64,7 @@ def ci(values: list[float], scale: float = 1.0) -> str:
 def modelled(episodes: int) -> dict[str, np.ndarray]:
     """(rejection %, cost, latency ms, Gini) per policy in the model's own sites world."""
     net, meta = load_actor(MODEL)
-    world = {k: v for k, v in meta["world_config"].items() if k in MultiClusterConfig.__dataclass_fields__}
-    world["replicas"] = tuple(world["replicas"])
-    world["background"] = tuple(world["background"])
-    cfg = MultiClusterConfig(**world)
+    cfg = training_world(meta)
     rows = {name: test(lambda e, f=f: f(e), cfg, episodes, TEST_SEED) for name, f in {**BASELINES, **SPREAD_HEURISTICS}.items()}
     rows["ds-ppo"] = test(lambda e: act(net, e), cfg, episodes, TEST_SEED)
     return rows
