@@ -29,13 +29,16 @@ def leaderboard(
     ray: str = typer.Option(None, "--ray", help="Play the cells on Ray: 'local' starts a local instance of --jobs "
                             "CPUs, else the cluster's address (e.g. ray://head:10001); needs the leaderboard extra. "
                             "The same rows as the process pool, from the same seeds."),
+    resume: bool = typer.Option(False, "--resume", help="Go on with the stopped sweep in --out (Ctrl-C, a crash, "
+                                "the end of a session): its finished cells are kept, the others played."),
 ) -> None:
     """Every registered policy (and any named in the file, package.module:Class) on every track its
     abilities fit, in simulation: one run directory per (track, app, scenario, policy, seed) under
     --out/runs, the long table of every number (leaderboard.csv, and .parquet with pyarrow), the
     ranked table per track (mean ± 95 % CI over its (app, scenario) settings, rank, ratio to default paired by setting: ranked-sim.csv)
     and the coverage matrix (coverage.csv: ran, no model, or the ability that does not fit). A
-    failed cell is played once more, then reported in leaderboard.json, never dropped."""
+    failed cell is played once more, then reported in leaderboard.json, never dropped. The long
+    table is saved as cells finish: a stopped sweep goes on with --resume --out DIR."""
     from harness.cli.output import console as make_console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -47,6 +50,8 @@ def leaderboard(
     if mode not in ("sim", "live", "both"):
         raise UserError(f"expected sim, live or both, got {mode!r}", field="--mode")
     board = load_leaderboard(file)
+    if resume and out is None:
+        raise UserError("give the stopped sweep's folder with --out", field="--resume")
     out = out or Path("results") / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-leaderboard-{board.name}"
     console = make_console(stderr=True)
     console.print(f"leaderboard {board.name} v{board.version}: {len(board.tracks)} tracks, {seeds} seeds, "
@@ -57,7 +62,7 @@ def leaderboard(
         task = bar.add_task("cells", total=None)
         result = sweep.run(file, out, seeds, jobs, shipped.find(model_dir),
                            lambda done, total: bar.update(task, completed=done, total=total), ray=ray, mode=mode,
-                           cluster=cluster, state_dir=state_dir)
+                           cluster=cluster, state_dir=state_dir, resume=resume)
     for track, why in result.not_live.items():
         console.print(f"harness: {track} not played live: {why}")
     coverage_file, coverage_text = tables.write_coverage(board, result.coverage, result.failed, out)

@@ -31,27 +31,33 @@ class Sweep:
 
 def run(file: Path, out: Path, seeds: int, jobs: int, model_dir: Path,
         on_progress: Callable[[int, int], None] = lambda done, total: None, ray: str | None = None,
-        mode: str = "sim", cluster=None, state_dir: Path | None = None) -> Sweep:
+        mode: str = "sim", cluster=None, state_dir: Path | None = None, resume: bool = False) -> Sweep:
     """The sweep of ``file`` into ``out``. ``mode`` sim: every cell in simulation, on a local
     process pool of ``jobs`` or with ``ray`` on a Ray cluster ("local": a local instance of
     ``jobs`` CPUs; else its address); live: every cell whose track's inventory is the testbed's
     played on ``cluster``, one after another (seed k: repeat k's load seed); both: the two, so the
-    tables set the worlds side by side."""
+    tables set the worlds side by side. ``resume``: ``out`` holds a stopped sweep of the same
+    file; the cells whose rows its long table has are kept, not played again. The long table is
+    rewritten as cells finish (at most every few seconds, and when the sweep stops), so a sweep
+    stopped by Ctrl-C or a crash keeps every finished cell."""
     board = load_leaderboard(file)
+    sweep = Sweep(board, mode=mode)
+    kept = resumed(file, out) if resume else set()
     out.mkdir(parents=True, exist_ok=True)
     shutil.copy(file, out / "leaderboard.yaml")  # the file as it was: results of two versions do not compare
-    sweep = Sweep(board, mode=mode)
+    if resume:
+        sweep.rows = [r for r in tables.read_long(out) if (r["track"], r["app"], r["scenario"], r["seed"], r["world"]) in kept]
     sweep.coverage = cl.coverage(board, model_dir)
     cells = cl.cells(board, sweep.coverage, seeds)
-    todo = cells if mode != "live" else []
+    todo = [c for c in cells if c.key + ("sim",) not in kept] if mode != "live" else []
     live: list[cl.Cell] = []
     if mode != "sim":
         for t in board.tracks:
             if (why := cl.live_mismatch(t, cluster.state.name)) is not None:
                 sweep.not_live[t.name] = why
-        live = [c for c in cells if c.track not in sweep.not_live]
+        live = [c for c in cells if c.track not in sweep.not_live and c.key + (cl.LIVE,) not in kept]
     live_set = set(live)
-    t0, done = time.monotonic(), [0]
+    t0, done, saved = time.monotonic(), [0], [time.monotonic()]
 
     def finished(cell: cl.Cell, summaries: list[dict] | None, error: str | None) -> None:
         done[0] += 1
@@ -61,17 +67,41 @@ def run(file: Path, out: Path, seeds: int, jobs: int, model_dir: Path,
             for s in summaries:  # run directories relative to the results folder: the folder moves whole
                 s["run_dir"] = str(Path(s["run_dir"]).resolve().relative_to(out.resolve()))
             sweep.rows += tables.long_rows(cell, summaries)
+            if cell in live_set or time.monotonic() - saved[0] > CHECKPOINT_S:
+                tables.write_long(sweep.rows, out, parquet=False)
+                saved[0] = time.monotonic()
         on_progress(done[0], len(todo) + len(live))
     on_progress(0, len(todo) + len(live))
-    if todo and ray is None:
-        cl.run_cells(todo, out, model_dir, jobs, finished)
-    elif todo:
-        cl.run_cells_on_ray(todo, out, model_dir, None if ray == "local" else ray, jobs, finished)
-    if live:
-        cl.run_cells_live(live, out, model_dir, cluster, state_dir, finished)
+    try:
+        if todo and ray is None:
+            cl.run_cells(todo, out, model_dir, jobs, finished)
+        elif todo:
+            cl.run_cells_on_ray(todo, out, model_dir, None if ray == "local" else ray, jobs, finished)
+        if live:
+            cl.run_cells_live(live, out, model_dir, cluster, state_dir, finished)
+    finally:  # stopped or not, every finished cell's rows are on disk
+        tables.write_long(sweep.rows, out, parquet=False)
     sweep.seconds = time.monotonic() - t0
     write(sweep, file, out, seeds, jobs, ray)
     return sweep
+
+
+CHECKPOINT_S = 10.0  # the long table rewritten at most this often while simulated cells finish
+
+
+def resumed(file: Path, out: Path) -> set[tuple]:
+    """The cells (track, app, scenario, seed, world) a stopped sweep in ``out`` finished; refused
+    when ``out`` holds another leaderboard file (or another version of this one)."""
+    from harness.errors import UserError
+
+    before = out / "leaderboard.yaml"
+    if not before.exists():
+        raise UserError("nothing to resume here (no leaderboard.yaml); drop --resume to start a sweep",
+                        source=str(out), field="--resume")
+    if load_leaderboard(before) != load_leaderboard(file):
+        raise UserError(f"a sweep of another leaderboard file (or version) than {file}: results of the two do not "
+                        "compare; give a new --out", source=str(before), field="--resume")
+    return {(r["track"], r["app"], r["scenario"], r["seed"], r["world"]) for r in tables.read_long(out)}
 
 
 def write(sweep: Sweep, file: Path, out: Path, seeds: int, jobs: int, ray: str | None = None) -> None:

@@ -36,16 +36,21 @@ def sort_key(row: dict) -> tuple:
     return (row["track"], row["app"], row["scenario"], row["world"], row["policy"], int(row["seed"]), row["metric"])
 
 
-def write_long(rows: list[dict], out: Path) -> list[Path]:
+def write_long(rows: list[dict], out: Path, parquet: bool = True) -> list[Path]:
     """``leaderboard.csv`` (and ``leaderboard.parquet`` when pyarrow is installed), rows in one order
-    whatever order the cells finished in."""
+    whatever order the cells finished in. Written whole to a side file and renamed: a sweep stopped
+    mid-write keeps the last complete table (what ``--resume`` reads)."""
     rows = sorted(rows, key=sort_key)
     path = out / "leaderboard.csv"
-    with open(path, "w", newline="") as f:
+    part = path.with_suffix(".csv.part")
+    with open(part, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=LONG_FIELDS)
         w.writeheader()
         w.writerows(rows)
+    part.replace(path)
     written = [path]
+    if not parquet:
+        return written
     try:
         import pandas as pd
 
@@ -54,6 +59,20 @@ def write_long(rows: list[dict], out: Path) -> list[Path]:
     except ImportError:
         pass  # Parquet needs pyarrow (the leaderboard extra); the CSV holds the same rows
     return written
+
+
+def read_long(out: Path) -> list[dict]:
+    """``leaderboard.csv``'s rows as ``long_rows`` made them (seed an int, value a float); none if absent."""
+    path = out / "leaderboard.csv"
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        return [{**r, "seed": int(r["seed"]), "value": _number(r["value"])} for r in csv.DictReader(f)]
+
+
+def _number(text: str) -> int | float:
+    """As it was written: an int stays an int (the table is rewritten the same)."""
+    return int(text) if text.lstrip("-").isdigit() else float(text)
 
 
 @dataclass

@@ -451,32 +451,41 @@ def evaluation_bars(evals: list[tuple[Path, pd.DataFrame]]) -> Section:
 
 
 def leaderboard(folder: Path) -> Section:
-    """A leaderboard folder: per track the ranked table and the ratio to default with its interval,
-    and the coverage matrix; every number is in leaderboard.csv, traceable to its run directory."""
+    """A leaderboard folder: per track and world (sim, live) the ranked table and the ratio to
+    default with its interval, the worlds' rank agreement, and the coverage matrix; every number
+    is in leaderboard.csv, traceable to its run directory."""
     import json
 
     plt = _plt()
     meta = json.loads((folder / "leaderboard.json").read_text())
-    ranked = pd.read_csv(folder / "ranked-sim.csv")
+    worlds = [w for w in ("sim", "live") if (folder / f"ranked-{w}.csv").exists()]
     coverage = pd.read_csv(folder / "coverage.csv", keep_default_na=False)
     failed = meta.get("failed_cells") or []
+    where = {"sim": "in simulation", "live": "live on the testbed"}
+    rho = meta.get("sim_live_spearman") or {}
+    agreement = ("; sim vs live, Spearman's ρ of the ranks: " + ", ".join(
+        f"{t} {'-' if v is None else f'{v:.2f}'}" for t, v in rho.items())) if rho else ""
     sec = Section(f"Leaderboard {meta['name']} v{meta['version']}",
-                  f"Every policy on every track its abilities fit, in simulation on the one ground: seeds 0..{meta['seeds'] - 1} "
+                  f"Every policy on every track its abilities fit, {' and '.join(where[w] for w in worlds)}, on the one "
+                  f"ground: seeds 0..{meta['seeds'] - 1} "
                   f"per (app, scenario), harness commit {str(meta.get('git_commit'))[:10]}, "
                   f"{meta.get('executor', 'pool')}, {meta['wall_s']} s, {meta['rows']} numbers in "
                   f"{folder / 'leaderboard.csv'}; {len(failed)} failed cells. Mean ± 95 % interval over the cells a "
-                  f"policy ran; the ratio to default is paired cell by cell.")
-    for track, t in ranked.groupby("track", sort=False):
-        t = t.sort_values("rank")
-        fig, ax = plt.subplots(figsize=(7, 0.3 * len(t) + 1))
-        err = t.ratio_ci95.fillna(0).to_numpy(float)
-        ax.barh(t.policy, t.ratio_to_default, xerr=err, color="tab:blue")
-        ax.axvline(1.0, color="k", lw=0.8)
-        ax.invert_yaxis()
-        ax.set_xlabel(f"{t.metric.iloc[0]} / default's ({t.better.iloc[0]} is better)")
-        ax.set_title(track, fontsize=9, loc="left")
-        sec.figures.append((f"leaderboard_{track}.png", _png(fig)))
-        sec.tables.append((f"leaderboard_{track}", t))
+                  f"policy ran; the ratio to default is paired cell by cell{agreement}.")
+    for world in worlds:
+        ranked = pd.read_csv(folder / f"ranked-{world}.csv")
+        for track, t in ranked.groupby("track", sort=False):
+            t = t.sort_values("rank")
+            fig, ax = plt.subplots(figsize=(7, 0.3 * len(t) + 1))
+            err = t.ratio_ci95.fillna(0).to_numpy(float)
+            ax.barh(t.policy, t.ratio_to_default, xerr=err, color="tab:blue" if world == "sim" else "tab:orange")
+            ax.axvline(1.0, color="k", lw=0.8)
+            ax.invert_yaxis()
+            ax.set_xlabel(f"{t.metric.iloc[0]} / default's ({t.better.iloc[0]} is better)")
+            ax.set_title(f"{track}, {where[world]}", fontsize=9, loc="left")
+            name = f"leaderboard_{track}" + ("" if world == "sim" else f"_{world}")
+            sec.figures.append((f"{name}.png", _png(fig)))
+            sec.tables.append((name, t))
     sec.tables.append(("leaderboard_coverage", coverage))
     return sec
 

@@ -53,10 +53,20 @@ def test_one_process_or_two_give_the_same_long_table_and_every_empty_cell_has_a_
         shutil.copy(f, models)
     f = board(tmp_path, ["default", "cloud-first", "reach", "kubedsm", "harness_faulty_policies:RaisesInPlan"])
     one = leaderboard(f, "--seeds", "2", "--jobs", "1", "--out", str(tmp_path / "one"), "--model-dir", str(models))
-    two = leaderboard(f, "--seeds", "2", "--jobs", "2", "--out", str(tmp_path / "two"), "--model-dir", str(models))
+    # two: seed 0 first, then the sweep resumed to two seeds, its first cells kept as they were
+    half = leaderboard(f, "--seeds", "1", "--jobs", "2", "--out", str(tmp_path / "two"), "--model-dir", str(models))
+    assert half.returncode == 0, half.stderr[-3000:]
+    kept = {p: p.stat().st_mtime_ns for p in (tmp_path / "two/runs").rglob("summary.json")}
+    two = leaderboard(f, "--seeds", "2", "--jobs", "2", "--out", str(tmp_path / "two"), "--model-dir", str(models),
+                      "--resume")
     assert one.returncode == 0, one.stderr[-3000:]
     assert two.returncode == 0, two.stderr[-3000:]
+    assert kept and all(p.stat().st_mtime_ns == t for p, t in kept.items())  # not played again
     assert (tmp_path / "one/leaderboard.csv").read_text() == (tmp_path / "two/leaderboard.csv").read_text()
+    (tmp_path / "other").mkdir()
+    other = board(tmp_path / "other", ["default"])  # another file: its results do not compare
+    refused = leaderboard(other, "--out", str(tmp_path / "two"), "--resume")
+    assert refused.returncode == 2 and "--resume" in refused.stderr and "give a new --out" in refused.stderr
     rows = read(tmp_path / "one/leaderboard.csv")
     cells = {(r["app"], r["scenario"], r["seed"]) for r in rows}
     assert len(cells) == 2 * 2 * 2  # apps × scenarios × seeds

@@ -101,8 +101,9 @@ def test_set_latency_changes_rtt_while_running(local_testbed):
     a, b = lay.node("cloud-a-2"), lay.node("edge-b-2")
     try:
         c.set_latency("cloud-a-2", "edge-b-2", 20)
-        assert ping_ms(a.netns, b.address) == pytest.approx(20, abs=2)
-        assert ping_ms(b.netns, a.address) == pytest.approx(20, abs=2)
+        # the floor: the delay itself, without what a busy host adds to some pings
+        assert ping_ms(a.netns, b.address, stat=min) == pytest.approx(20, abs=2)
+        assert ping_ms(b.netns, a.address, stat=min) == pytest.approx(20, abs=2)
         assert c.rtt_configured()["edge-b-2"]["cloud-a-2"] == 20
         # other pairs keep theirs
         assert ping_ms(lay.node("cloud-a-1").netns, b.address) == pytest.approx(50, abs=5)
