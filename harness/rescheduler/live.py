@@ -35,6 +35,7 @@ class LiveView:
         self.load = load  # (requests/s, closed-loop users) the app is offered now (None: unknown), for load-aware policies
         self.source = source_profile(profile)  # a calibrated profile's origin: REACH's model as published
         self.background: dict[str, tuple[float, float]] = {}  # node -> (cores, MiB) other tenants hold
+        self.starting: set[str] = set()  # pods started and not yet ready (``start_placed``): room held, no replicas yet
         self.refresh()
 
     def refresh(self) -> None:
@@ -46,9 +47,11 @@ class LiveView:
 
     def view(self) -> tuple[ClusterView, dict[str, Pod]]:
         """The cluster as a policy sees it, and the Pod behind each pod name. Pods on their way out
-        (``Cluster.leaving``) are not replicas, but their room is held, as background load."""
+        (``Cluster.leaving``) and pods still starting (``starting``) are not replicas, but their
+        room is held, as background load."""
         serving, leaving = self.cluster.pods_and_leaving()
-        pods = {p.name: p for p in serving if p.node in self.nodes}
+        leaving = leaving + [p for p in serving if p.name in self.starting]
+        pods = {p.name: p for p in serving if p.node in self.nodes and p.name not in self.starting}
         up = [self.cluster.node_up(n) for n in self.nodes]
         rate, users = self.load()
         bg = [self.background.get(n, (0.0, 0.0)) for n in self.nodes]
@@ -188,6 +191,47 @@ def place_new(placer: Policy, live: LiveView, services: list[str], lock: threadi
             ready.append(pod)
         live.cluster.publish()
     return ready
+
+
+class StartPlaced:
+    """Pods started at once on the nodes already chosen, then waited for by a thread of their own
+    and published when ready: a deployment request's pods, so the request stream takes its next
+    arrival on time instead of after these pods start (``place_new`` holds the lock throughout).
+    Meanwhile their room is held (``LiveView.starting``) and no policy sees them as replicas, so
+    none moves a half-started pod. Made holding ``lock``, in the same hold as the decision, so
+    nothing changes the cluster in between. ``join()``: the pods that got ready."""
+
+    def __init__(self, live: LiveView, lock: threading.Lock, services: list[str], nodes: list[str], on_event: Event,
+                 lineage: Lineage, on_ready: Callable[[], None] = lambda: None, timeout: float = 30):
+        self.live, self.lock, self.on_event, self.lineage, self.on_ready = live, lock, on_event, lineage, on_ready
+        self.pods = [live.cluster.start_pod(s, n) for s, n in zip(services, nodes)]
+        live.starting.update(p.name for p in self.pods)
+        self.ready: list[Pod] = []
+        self.thread = threading.Thread(target=self._wait, args=(time.monotonic() + timeout,), daemon=True,
+                                       name="start-placed")
+        self.thread.start()
+
+    def _wait(self, deadline: float) -> None:
+        failed = []
+        for pod in self.pods:
+            try:
+                self.live.cluster.wait_ready(pod, max(0.1, deadline - time.monotonic()))
+                self.ready.append(pod)
+            except TestbedError as exc:
+                failed.append(pod)
+                self.on_event("start-failed", pod=pod.name, service=pod.service, node=pod.node, error=str(exc)[:200])
+        with self.lock:
+            for pod in failed:
+                self.live.cluster.stop_pod(pod, drain_seconds=0)
+            for pod in self.ready:
+                self.lineage.add(pod)
+            self.live.starting.difference_update(p.name for p in self.pods)
+            self.live.cluster.publish()
+            self.on_ready()
+
+    def join(self, timeout: float | None = None) -> list[Pod]:
+        self.thread.join(timeout)
+        return self.ready
 
 
 def initial_placement(placer: Policy, live: LiveView, replicas: dict[str, int],

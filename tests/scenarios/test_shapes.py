@@ -92,6 +92,10 @@ def test_deployment_requests_come_and_go(testbed, tmp_path):
     arrivals = [json.loads(d) for d in events[events.kind == "request-arrival"].detail]
     departures = [json.loads(d) for d in events[events.kind == "request-departure"].detail]
     assert len(arrivals) >= 5 and len(departures) >= 3
+    # each request taken when it was due, not after the previous one's pods started
+    taken = events[events.kind == "request-arrival"].t_run.astype(float)
+    late = [t - a["due_s"] for t, a in zip(taken, arrivals)]
+    assert max(late) < 1.0, late
     assert {d["request"] for d in departures} <= {a["request"] for a in arrivals}
     held = [json.loads(line) for line in (run / "placements.jsonl").read_text().splitlines()]
     assert max(len(p["placement"]["ml"]) for p in held) > 1  # requests added ml replicas

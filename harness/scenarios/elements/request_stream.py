@@ -1,14 +1,22 @@
 """Deployment requests (HephaestusForge's workload): Poisson arrivals of R pods of a service (one of
 the stream's, drawn uniformly), all placed by the policy's placer or the request rejected (none
-started), each leaving after its exponential lifetime. The same seed gives the same arrivals, lifetimes and R in both worlds."""
+started), each leaving after its exponential lifetime. The same seed gives the same arrivals, lifetimes and R in both worlds.
+
+Live, a request's pods start while the stream goes on (``StartPlaced``): the decision is made at
+the arrival, the room held at once, the pods published when ready. Waiting for them instead put
+later arrivals up to 35 s behind their time (2026-11-27, the admission scenario), so a run saw
+fewer requests than the same seed draws in simulation. Each arrival's event carries the time it
+was due (``due_s``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from harness.rescheduler.live import StartPlaced
 from harness.testbed.pods import stop_withdrawn, withdraw
 
 SIMULATION_ASSUMES = "a request's pods start at once"
+JOIN_S = 60.0  # a departure waits at most this long for its request's pods to have started
 
 
 def wanted(sc) -> bool:
@@ -19,38 +27,52 @@ def driver(run):
     rs = run.plan.scenario.request_stream
     rng = np.random.default_rng(run.plan.seed)
     t = rs.start_s + rng.exponential(1 / rs.rate_per_s)
-    leaving: list[tuple[float, int, list]] = []  # (when, request, its pods)
+    leaving: list[tuple[float, int, list | StartPlaced]] = []  # (when, request, its pods or their start)
     k = 0
-    while True:
-        now = run.t_run()
-        if leaving and leaving[0][0] <= now:
-            _, req, pods = leaving.pop(0)
-            with run.lock:
-                withdraw(run.cluster, pods)
-            stop_withdrawn(run.cluster, pods)
-            run.event("request-departure", request=req, pods=[p.name for p in pods])
-            run.record_placement("request-departure")
-            yield 0.0  # at once, but a run that ended stops here (live, events can pile up behind pod starts)
-            continue
-        if t <= now:
-            k += 1
-            r = int(rng.integers(rs.replicas[0], rs.replicas[1] + 1))
-            lifetime = float(rng.exponential(rs.mean_lifetime_s))
-            service = rs.services[int(rng.integers(len(rs.services)))] if len(rs.services) > 1 else rs.services[0]
-            with run.lock:
-                view, _ = run.view.view()
-                nodes = run.placer.place(view, [view.pending(service, f"r{k}#{i}") for i in range(r)])
-            if any(n is None for n in nodes):
-                run.event("request-rejected", request=k, service=service, replicas=r)
-            else:
-                pods = run.place_new([service] * r, "request", prefer=nodes)
-                run.event("request-arrival", request=k, service=service, replicas=r, nodes=nodes,
-                          lifetime_s=round(lifetime, 3))
-                run.record_placement("request-arrival")
-                leaving.append((now + lifetime, k, pods))
-                leaving.sort(key=lambda x: x[0])
-            t += rng.exponential(1 / rs.rate_per_s)
-            yield 0.0
-            continue
-        wake = min([t] + [w for w, _, _ in leaving[:1]]) - now
-        yield max(0.01, min(wake, 0.5))
+    try:
+        while True:
+            now = run.t_run()
+            if leaving and leaving[0][0] <= now:
+                _, req, pods = leaving.pop(0)
+                if isinstance(pods, StartPlaced):  # a lifetime shorter than the pods' start: wait for it
+                    pods = pods.join(JOIN_S)
+                with run.lock:
+                    withdraw(run.cluster, pods)
+                # drained and stopped beside the stream (live): the next arrival does not wait for it
+                run.spawn(lambda gone=pods: stop_withdrawn(run.cluster, gone), "request-departure")
+                run.event("request-departure", request=req, pods=[p.name for p in pods])
+                run.record_placement("request-departure")
+                yield 0.0  # at once, but a run that ended stops here (live, events can pile up behind pod starts)
+                continue
+            if t <= now:
+                k += 1
+                r = int(rng.integers(rs.replicas[0], rs.replicas[1] + 1))
+                lifetime = float(rng.exponential(rs.mean_lifetime_s))
+                service = rs.services[int(rng.integers(len(rs.services)))] if len(rs.services) > 1 else rs.services[0]
+                started = None
+                with run.lock:
+                    view, _ = run.view.view()
+                    nodes = run.placer.place(view, [view.pending(service, f"r{k}#{i}") for i in range(r)])
+                    if not run.simulated and all(n is not None for n in nodes):
+                        started = StartPlaced(run.view, run.lock, [service] * r, nodes, run.event, run.lineage,
+                                              on_ready=lambda: run.record_placement("request-arrival"))
+                if any(n is None for n in nodes):
+                    run.event("request-rejected", request=k, service=service, replicas=r)
+                else:
+                    if started is None:  # simulated: the pods start at once
+                        started = run.place_new([service] * r, "request", prefer=nodes)
+                    run.event("request-arrival", request=k, service=service, replicas=r, nodes=nodes,
+                              lifetime_s=round(lifetime, 3), due_s=round(t, 3))
+                    if run.simulated:
+                        run.record_placement("request-arrival")
+                    leaving.append((now + lifetime, k, started))
+                    leaving.sort(key=lambda x: x[0])
+                t += rng.exponential(1 / rs.rate_per_s)
+                yield 0.0
+                continue
+            wake = min([t] + [w for w, _, _ in leaving[:1]]) - now
+            yield max(0.01, min(wake, 0.5))
+    finally:  # the run ended: the pods still starting get ready (or fail) before clean-up
+        for _, _, pods in leaving:
+            if isinstance(pods, StartPlaced):
+                pods.join(JOIN_S)
