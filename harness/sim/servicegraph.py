@@ -188,6 +188,11 @@ class ServiceGraph:
 
 
 # ---------------------------------------------------------------------------------- the model
+def seconds_over(mb, gbps):
+    """Seconds a size in MB takes over a bandwidth in Gbps (the paper's form of eqs. 33, 38, 39)."""
+    return 8 * mb / 1000 / gbps
+
+
 @dataclass
 class Delay:
     transmission: float
@@ -257,8 +262,8 @@ def delay(g: ServiceGraph, X: np.ndarray) -> Delay:
         size, weight = g.s_out / 100, g.rate
         hop_bw, srv_bw, first = np.broadcast_to(g.bw * 10, (g.N, g.N)), g.bw * 10, g.s_out[ch[:, 0]] / 100
     else:
-        size, weight = 8 * g.s_out / 1000, np.ones(R)
-        hop_bw, srv_bw, first = np.minimum(g.bw[:, None], g.bw[None, :]), g.bw, 8 * g.size_in / 1000
+        size, weight = seconds_over(g.s_out, 1.0), np.ones(R)
+        hop_bw, srv_bw, first = np.minimum(g.bw[:, None], g.bw[None, :]), g.bw, seconds_over(g.size_in, 1.0)
     tr = weight * first / srv_bw[g.entry]
     co, so, lost = np.zeros(R), np.zeros(R), 0
     cost = (1 - np.eye(g.N)) / hop_bw  # per unit of size, a hop between two servers
