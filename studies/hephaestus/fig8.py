@@ -3,7 +3,7 @@ authors' logs, beside harness's baselines in the authors' code's world, and the 
 paper lacks: heuristics that spread a request the agents' way when no cluster has room for it.
 
     git clone https://github.com/jpedro1992/HephaestusForge    # the logs are not copied into harness
-    .venv/bin/python -m studies.hephaestus.fig8 HephaestusForge [--episodes 100] [--seeds 3] [--paper] [--first-three]
+    .venv/bin/python -m studies.hephaestus.fig8 HephaestusForge [--episodes 100] [--seeds 3] [--paper] [--first K]
 
 Per R in 4, 8, 12, 16, 24, 32 (every request R replicas, as the authors' ratio runs set it):
 each greedy baseline's rejection % in harness (mean over seeds with a 95 % interval) beside its
@@ -11,8 +11,8 @@ log (100 episodes), within ±5 points or not; harness's spread-ffd and spread-bf
 agents' rejection (the lowest of the v1 and v3 runs, every objective); and the share of the gap
 between binpack-greedy and that agent which spreading alone closes:
 (binpack − spread) / (binpack − agent). What is left is the part learning adds. ``--paper``:
-the paper's semantics (a request holds its room for its lifetime); ``--first-three``: the
-baselines see the first three clusters only, as the authors' baseline script does.
+the paper's semantics (a request holds its room for its lifetime); ``--first K``: the
+baselines see the first K clusters only, as the authors' baseline script does (1 for Figs 8-9).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import numpy as np
 from harness.policies.hephaestus import BASELINES, SPREAD_HEURISTICS
 from harness.results.stats import mean_ci95
 from harness.sim.multicluster import MultiClusterConfig, MultiClusterEnv
+from studies.hephaestus.baselines import FIRST_HELP
 
 RESULTS = "gym-multi-k8s/results/karmada"
 REPLICAS = (4, 8, 12, 16, 24, 32)
@@ -55,13 +56,13 @@ def best_agent(clone: Path, i: int, r: int) -> tuple[float, str] | None:
     return min(found) if found else None
 
 
-def play(choose, r: int, episodes: int, seed: int, paper: bool = False, first_three: bool = False) -> float:
+def play(choose, r: int, episodes: int, seed: int, paper: bool = False, first: int = 0) -> float:
     env = MultiClusterEnv(MultiClusterConfig(replicas=(r, r), hf_compat=not paper), seed=seed)
     for _ in range(episodes):
         env.reset()
         done = False
         while not done:
-            _, _, done, _ = env.step(choose(env, first_three))
+            _, _, done, _ = env.step(choose(env, first))
     return 100 * float(np.mean([row["rejection"] for row in env.finished]))
 
 
@@ -71,7 +72,7 @@ def main() -> int:
     ap.add_argument("--episodes", type=int, default=100)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--paper", action="store_true", help="the paper's semantics: a request holds its room")
-    ap.add_argument("--first-three", action="store_true", help="the baselines see the first three clusters only")
+    ap.add_argument("--first", type=int, default=0, help=FIRST_HELP)
     args = ap.parse_args()
     if not (args.clone / RESULTS).is_dir():
         print(f"{args.clone}: not a clone of HephaestusForge (no {RESULTS})", file=sys.stderr)
@@ -83,7 +84,7 @@ def main() -> int:
         cells, measured = [], {}
         for name in names:
             choose = {**BASELINES, **SPREAD_HEURISTICS}[name]
-            m, h = mean_ci95([play(choose, r, args.episodes, seed, args.paper, args.first_three)
+            m, h = mean_ci95([play(choose, r, args.episodes, seed, args.paper, args.first)
                               for seed in range(args.seeds)])
             measured[name] = m
             if name in LOGGED_NAMES:
@@ -103,7 +104,7 @@ def main() -> int:
         label = f"{agent[0]:5.1f} {agent[1]}" if agent else "—"
         print(f"{r:3d} " + " ".join(f"{c:>22s}" for c in cells) + f" {label:>32s} {closes:>14s}", flush=True)
     print(f"rejection %, {'paper semantics' if args.paper else 'hf_compat'}"
-          f"{', first three clusters' if args.first_three else ''}, 4 clusters, {args.seeds} seeds × "
+          f"{f', the first {args.first} clusters' if args.first else ''}, 4 clusters, {args.seeds} seeds × "
           f"{args.episodes} episodes; (the authors' log); * more than {BAR:g} points from it; "
           f"{time.monotonic() - t0:.0f} s")
     return 0 if ok_all else 1

@@ -27,6 +27,7 @@ from harness.results.stats import mean_ci95
 from harness.sim.multicluster import MultiClusterConfig
 from studies.hephaestus.agents import TEST_SEED, test
 from studies.hephaestus.fig8 import LOGGED_NAMES, RESULTS, logged_rejection
+from studies.hephaestus.baselines import FIRST_HELP
 
 CLUSTERS = (4, 8, 12, 16, 32)
 PER_CLUSTER = "v1/per_cluster"
@@ -64,6 +65,10 @@ def main() -> int:
     ap.add_argument("--episodes", type=int, default=200)
     ap.add_argument("--clusters", default=",".join(map(str, CLUSTERS)))
     ap.add_argument("--paper", action="store_true", help="the paper's semantics instead of the code's")
+    ap.add_argument("--replicas", choices=("train", "per-cluster"), default="train",
+                    help="test episodes' R: the training range (1-7) at every C, or the authors' per-cluster "
+                         "runs' R in [C, 4C) (run_baselines.py's branch without test_replicas)")
+    ap.add_argument("--first", type=int, default=0, help=FIRST_HELP)
     args = ap.parse_args()
     clusters = [int(c) for c in args.clusters.split(",")]
     compat = not args.paper
@@ -82,15 +87,16 @@ def main() -> int:
     ok = True
     for c in clusters:
         logs = logged(args.clone, c) if args.clone else {}
+        r = {"replicas": (c, 4 * c)} if args.replicas == "per-cluster" else {}
         cells, base = [], []
         for name in names:
-            v = rejection(BASELINES[name], MultiClusterConfig(clusters=c, hf_compat=compat), args.episodes)
+            v = rejection(lambda e, f=BASELINES[name]: f(e, args.first), MultiClusterConfig(clusters=c, hf_compat=compat, **r), args.episodes)
             base.append(v)
             cells.append(f"{v:8.2f} ({logs[name]:6.2f})" if name in logs else f"{v:8.2f}")
         means = []
         for objective, actors in agents.items():
             per_seed = [rejection(lambda e, a=a: act(a, e), MultiClusterConfig(clusters=c, objective=objective,
-                                                                               hf_compat=compat), args.episodes)
+                                                                               hf_compat=compat, **r), args.episodes)
                         for a in actors]
             m, h = mean_ci95(per_seed)
             means.append(m)
@@ -101,7 +107,9 @@ def main() -> int:
         ok &= good or tie
         print(f"{c:>3d}" + "".join(f"{x:>24s}" for x in cells[:len(names)]) + "".join(f"{x:>22s}" for x in cells[len(names):])
               + f"   {'PASS' if good else 'none rejects' if tie else 'FAIL'}", flush=True)
-    print(f"{'hf_compat' if compat else 'paper semantics'}, R 1-7, models trained on 4 clusters ({args.steps} steps), "
+    print(f"{'hf_compat' if compat else 'paper semantics'}, "
+          f"R {'in [C, 4C)' if args.replicas == 'per-cluster' else '1-7'}, "
+          f"{f'baselines on the first {args.first} clusters, ' if args.first else ''}models trained on 4 clusters ({args.steps} steps), "
           f"{args.seeds} seeds, {args.episodes} test episodes of 100 requests per C, test seed {TEST_SEED}")
     return 0 if ok else 1
 

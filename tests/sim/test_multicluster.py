@@ -89,9 +89,26 @@ def test_the_greedy_baselines_choose_as_their_rules_say():
     assert binpack_greedy(e) == room[np.argmax(share[room])]
     k = karmada_greedy(e)
     assert k in room
-    assert cpu_greedy(e, first_three=True) < 3 or cpu_greedy(e, first_three=True) == e.cfg.clusters + EXTRA_ROWS - 1
+    assert cpu_greedy(e, first=3) < 3 or cpu_greedy(e, first=3) == e.cfg.clusters + EXTRA_ROWS - 1
     e.alloc_cpu[:] = e.cap_cpu
     assert {f(e) for f in BASELINES.values()} == {e.cfg.clusters + EXTRA_ROWS - 1}  # none has room: reject
+
+
+def test_seeing_the_first_cluster_only_puts_an_episode_on_one_cluster_as_the_fig_8_and_9_logs_show():
+    # the authors' script on the env of those logs: every heuristic on cluster 0 or a rejection,
+    # so the code's Gini is (C - 1) / C in every episode; Latency-greedy is gated by cluster 0's room
+    for f in (cpu_greedy, binpack_greedy, karmada_greedy):
+        e = env(seed=5, replicas=(4, 16), hf_compat=True)
+        rejected = False
+        for _ in range(100):
+            a = f(e, first=1)
+            assert a in (0, e.cfg.clusters + EXTRA_ROWS - 1)
+            rejected |= a != 0
+            e.step(a)
+        assert rejected and e.placed[1:].sum() == 0 and e.placed[0] > 0
+    e = env(seed=5, hf_compat=True)
+    e.alloc_cpu[0] = e.cap_cpu[0]  # cluster 0 full: the broadcast admits no cluster
+    assert BASELINES["hf-latency-greedy"](e, first=1) == e.cfg.clusters + EXTRA_ROWS - 1
 
 
 def test_the_spread_heuristics_deploy_all_where_a_cluster_has_room_and_spread_where_none_has():
