@@ -138,6 +138,19 @@ def _nets(g: ServiceGraph, encoder: str):
     return SilGpoNet(g.N, g.S, g.N, encoder), SilGpoNet(g.N, g.S, 1, encoder)
 
 
+def load_actor(path, g: ServiceGraph):
+    """(the actor, its metadata) of a SIL-GPO model file (``harness train --policy sil-gpo``), for
+    world ``g`` (the networks' sizes are the world's)."""
+    from harness.errors import UserError
+    from harness.rl.acting import load_model
+
+    def make(meta: dict):
+        if meta.get("policy") != "sil-gpo":
+            raise UserError(f"a {meta.get('policy')} model, not a SIL-GPO one", source=str(path))
+        return _nets(g, meta["args"]["encoder"])[0]
+    return load_model(path, make)
+
+
 def _logits(actor, observations: list[dict]) -> torch.Tensor:
     from harness.rl.gat import collate
 

@@ -47,11 +47,24 @@ def main() -> int:
     ap.add_argument("--rho", type=float, default=0.5, help="the busiest queue's utilisation after scaling the rates")
     ap.add_argument("--seed", type=int, default=0, help="seed of the baselines' randomness and of the load")
     ap.add_argument("--out", type=Path, default=None, help="results folder (default results/<utc>-silgpo-live)")
+    ap.add_argument("--model", type=Path, default=None, help="a SIL-GPO model trained on the authors' instance "
+                    "(harness train --policy sil-gpo): its deployment joins, as sil-gpo")
     args = ap.parse_args()
     code_form = code_instance()
     g = paper_units(code_form)
     names = args.deployments.split(",")
     deployments = {n: DEPLOYERS[n](code_form, np.random.default_rng(args.seed)) for n in names}
+    if args.model:
+        from harness.policies.silgpo import deploy, load_actor
+
+        actor, meta = load_actor(args.model, code_form)
+        world = meta.get("world_config", {})
+        if world.get("instance", -1) != -1 or world.get("sweep"):
+            print(f"{args.model}: trained on another instance ({world}); this study plays the authors' default one",
+                  file=sys.stderr)
+            return 2
+        deployments["sil-gpo"] = deploy(code_form, actor)
+        names.append("sil-gpo")
     light = plan.scaled_to(g, list(deployments.values()), args.rho)
     print(f"the authors' instance, paper form: {len(g.chains)} request types, rates scaled ×{light.rate[0] / g.rate[0]:.3f} "
           f"to {light.rate.sum():.1f} requests/s (busiest queue ρ {args.rho})")

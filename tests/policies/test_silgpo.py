@@ -110,3 +110,19 @@ def test_rsdql_deploy_learns_toward_the_bellman_target_and_keeps_its_best_evalua
     assert abs(float(net(collate([obs]))[0, a]) - y) < before
     best, curve, _ = dqn_train(g, RsdqlDeployArgs(episodes=4, evaluate_every=2, encoder="mlp", batch=8))
     assert delay(g, dqn_deploy(g, best)).total == pytest.approx(min(curve.delay))
+
+
+def test_a_saved_model_deploys_as_it_did_and_another_policys_file_is_refused(tmp_path):
+    from harness.errors import UserError
+    from harness.policies.silgpo import load_actor
+    from harness.rl.acting import save_model
+
+    g = generate(SMALL, 1)
+    actor = SilGpoNet(g.N, g.S, g.N, "mlp")
+    meta = {"policy": "sil-gpo", "args": {"encoder": "mlp"}, "world_config": {"instance": 0}}
+    save_model(actor, meta, tmp_path / "m.pt")
+    loaded, read = load_actor(tmp_path / "m.pt", g)
+    assert read == meta and np.array_equal(deploy(g, loaded), deploy(g, actor.eval()))
+    save_model(actor, {**meta, "policy": "ds-ppo"}, tmp_path / "other.pt")
+    with pytest.raises(UserError, match="not a SIL-GPO one"):
+        load_actor(tmp_path / "other.pt", g)
