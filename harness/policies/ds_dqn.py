@@ -22,9 +22,9 @@ from typing import Callable
 import numpy as np
 import torch
 
-from harness.policies.ds_ppo import act, obs_tensor
+from harness.policies.ds_ppo import act, make_envs, obs_tensor
 from harness.rl.deepsets import DeepSetActor
-from harness.sim.multicluster import FEATURES, MultiClusterConfig, MultiClusterEnv
+from harness.sim.multicluster import FEATURES, MultiClusterConfig
 
 __all__ = ["DsDqnArgs", "train", "act"]  # act: the best allowed action, as DS-PPO's actor
 
@@ -44,6 +44,7 @@ class DsDqnArgs:
     eps_end: float = 0.05
     explore_fraction: float = 0.5
     masked_target: bool = False
+    batched: bool = True  # step the envs as one MultiClusterVector; False: N scalar envs in a loop, as the authors'
     seed: int = 1
 
 
@@ -51,9 +52,9 @@ def train(cfg: MultiClusterConfig, args: DsDqnArgs, on_progress: Callable[[int, 
     """(Q-network, None, seconds) after ``args.total_steps`` steps of every environment."""
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
-    envs = [MultiClusterEnv(cfg, seed=args.seed * 1000 + k) for k in range(args.envs)]
-    obs = obs_tensor([e.reset() for e in envs])
-    mask = torch.from_numpy(np.stack([e.action_masks() for e in envs]))
+    envs = make_envs(cfg, args.envs, args.seed, args.batched)
+    obs = obs_tensor(envs.reset())
+    mask = torch.from_numpy(envs.action_masks())
     q = DeepSetActor(FEATURES)
     target = copy.deepcopy(q)
     opt = torch.optim.Adam(q.parameters(), lr=args.lr)
@@ -72,18 +73,14 @@ def train(cfg: MultiClusterConfig, args: DsDqnArgs, on_progress: Callable[[int, 
         explore = rng.random(args.envs) < eps
         actions = [int(rng.choice(np.flatnonzero(mask[k].numpy()))) if explore[k] else int(greedy[k])
                    for k in range(args.envs)]
-        nxt, rew, done = [], np.zeros(args.envs, np.float32), np.zeros(args.envs, np.float32)
-        for k, e in enumerate(envs):
-            o, r, d, _ = e.step(actions[k])
-            ep_ret[k] += r
-            rew[k], done[k] = r, float(d)
-            if d:
-                returns.append(ep_ret[k])
-                ep_ret[k] = 0.0
-                o = e.reset()  # as a vector env: the next observation is the new episode's
-            nxt.append(o)
+        nxt, rew, ended, _ = envs.step(np.asarray(actions))  # a finished env's next observation is its new episode's
+        rew, done = rew.astype(np.float32), ended.astype(np.float32)
+        ep_ret += rew
+        for k in np.flatnonzero(ended):
+            returns.append(ep_ret[k])
+            ep_ret[k] = 0.0
         next_obs = obs_tensor(nxt)
-        next_mask = torch.from_numpy(np.stack([e.action_masks() for e in envs]))
+        next_mask = torch.from_numpy(envs.action_masks())
         for k in range(args.envs):  # the replay buffer, a ring
             b_obs[at], b_next[at], b_next_mask[at] = obs[k], next_obs[k], next_mask[k]
             b_act[at], b_rew[at], b_done[at] = actions[k], float(rew[k]), float(done[k])

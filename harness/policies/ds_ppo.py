@@ -45,19 +45,48 @@ class DsPpoArgs:
     minibatches: int = 8
     max_grad_norm: float = 0.5
     unmasked: bool = False
+    batched: bool = True  # step the envs as one MultiClusterVector; False: N scalar envs in a loop, as the authors'
     seed: int = 1
 
 
-def obs_tensor(obs: list[np.ndarray]) -> torch.Tensor:
+def obs_tensor(obs) -> torch.Tensor:
     rows = np.stack(obs).astype(np.float32)
     return torch.from_numpy(np.where(rows == -1, -1.0, rows / SCALE))
+
+
+class ScalarEnvs:
+    """N scalar environments stepped one after another, each reset when its episode ends: the
+    face of :class:`~harness.sim.multicluster_vector.MultiClusterVector` (``batched=False``)."""
+
+    def __init__(self, cfg: MultiClusterConfig, n: int, seed: int):
+        self.envs = [MultiClusterEnv(cfg, seed=seed * 1000 + k) for k in range(n)]
+
+    def reset(self) -> np.ndarray:
+        return np.stack([e.reset() for e in self.envs])
+
+    def action_masks(self) -> np.ndarray:
+        return np.stack([e.action_masks() for e in self.envs])
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+        obs, reward, done = [], np.zeros(len(self.envs)), np.zeros(len(self.envs), bool)
+        for k, e in enumerate(self.envs):
+            o, reward[k], done[k], _ = e.step(int(actions[k]))
+            obs.append(e.reset() if done[k] else o)  # as the vector env: the next episode's first observation
+        return np.stack(obs), reward, done, {}
+
+
+def make_envs(cfg: MultiClusterConfig, n: int, seed: int, batched: bool):
+    """The ``n`` environments a learner steps: one batched vector (fast), or ``n`` scalar ones."""
+    from harness.sim.multicluster_vector import MultiClusterVector
+
+    return MultiClusterVector(cfg, n, seed=seed) if batched else ScalarEnvs(cfg, n, seed)
 
 
 def train(cfg: MultiClusterConfig, args: DsPpoArgs, on_progress: Callable[[int, float], None] | None = None):
     """(actor, critic, seconds) after ``args.total_steps`` steps."""
     torch.manual_seed(args.seed)
-    envs = [MultiClusterEnv(cfg, seed=args.seed * 1000 + k) for k in range(args.envs)]
-    obs = [e.reset() for e in envs]
+    envs = make_envs(cfg, args.envs, args.seed, args.batched)
+    obs = envs.reset()
     actor, critic = DeepSetActor(FEATURES), DeepSetCritic(FEATURES)
     opt = torch.optim.Adam(list(actor.parameters()) + list(critic.parameters()), lr=args.lr, eps=1e-5)
     n, T = args.envs, args.steps
@@ -71,21 +100,18 @@ def train(cfg: MultiClusterConfig, args: DsPpoArgs, on_progress: Callable[[int, 
                                                 (torch.long, torch.float32, torch.float32, torch.float32, torch.float32))
         for t in range(T):
             x = obs_tensor(obs)
-            mask = torch.from_numpy(np.stack([e.action_masks() for e in envs]))
+            mask = torch.from_numpy(envs.action_masks())
             with torch.no_grad():
                 logits, value = actor(x), critic(x)
                 dist = masked_categorical(logits, torch.ones_like(mask) if args.unmasked else mask)
                 action = dist.sample()
             b_obs[t], b_mask[t], b_act[t], b_logp[t], b_val[t] = x, mask, action, dist.log_prob(action), value
-            for k, e in enumerate(envs):
-                o, r, d, _ = e.step(int(action[k]))
-                ep_ret[k] += r
-                b_rew[t, k], b_done[t, k] = r, float(d)
-                if d:
-                    returns.append(ep_ret[k])
-                    ep_ret[k] = 0.0
-                    o = e.reset()
-                obs[k] = o
+            obs, reward, done, _ = envs.step(action.numpy())
+            ep_ret += reward
+            b_rew[t], b_done[t] = torch.from_numpy(reward.astype(np.float32)), torch.from_numpy(done.astype(np.float32))
+            for k in np.flatnonzero(done):
+                returns.append(ep_ret[k])
+                ep_ret[k] = 0.0
         with torch.no_grad():
             next_val = critic(obs_tensor(obs))
         adv, ret = gae(b_rew, b_val, b_done, next_val, args.gamma, args.gae_lambda)

@@ -4,6 +4,7 @@ network acts on any number of rows; DS-PPO learns the cost objective in its worl
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from harness.rl.deepsets import DeepSetActor, DeepSetCritic
@@ -59,3 +60,24 @@ def test_ds_dqn_learns_cheaper_placements_than_it_started_with_and_acts_only_as_
     q, _, _ = train(cfg, DsDqnArgs(total_steps=4_000, learning_starts=500, explore_fraction=0.3, seed=1))
     trained = mean_cost(q, cfg, act)
     assert trained < 0.8 * untrained, (trained, untrained)
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_both_learners_step_a_batched_vector_or_scalar_envs_alike(batched):
+    from harness.policies import ds_dqn, ds_ppo
+    from harness.sim.multicluster import MultiClusterConfig
+
+    cfg = MultiClusterConfig(hf_compat=True, episode_steps=20)
+    envs = ds_ppo.make_envs(cfg, 3, seed=1, batched=batched)
+    obs = envs.reset()
+    assert obs.shape == (3, cfg.clusters + 4, 10) and envs.action_masks().shape == (3, cfg.clusters + 4)
+    ended = np.zeros(3, int)
+    for _ in range(45):  # episodes of 20 steps: every env ends twice and starts again
+        obs, reward, done, _ = envs.step(np.full(3, cfg.clusters + 3))  # reject
+        ended += done
+    assert list(ended) == [2, 2, 2] and obs.shape == (3, cfg.clusters + 4, 10)
+    seen = []
+    ds_ppo.train(cfg, ds_ppo.DsPpoArgs(total_steps=200, envs=2, steps=50, minibatches=2, batched=batched),
+                 lambda step, ret: seen.append(step))
+    ds_dqn.train(cfg, ds_dqn.DsDqnArgs(total_steps=60, envs=2, learning_starts=20, batch=8, batched=batched))
+    assert seen and seen[-1] == 200
