@@ -95,7 +95,7 @@ def test_a_broken_reference_is_one_line(user_site):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "NoSuchClass" in r.stderr
 
 
-STEADY = {"name": "user-steady", "description": "a short steady run", "duration_s": 20, "app": "chain", "replicas": 2,
+STEADY = {"name": "user-steady", "description": "a short steady run", "duration_s": 12, "app": "chain", "replicas": 2,
           "warmup_s": 2, "rescheduler": {"period_s": 5, "start_s": 2, "max_moves": 4}}
 
 
