@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 # what every run contributes to the long table: summary fields and placement metrics
 METRIC_FIELDS = ("mean_ms", "p95_ms", "p99_ms", "errors", "requests", "moves", "moved_share", "recovery_s",
                  "policy_errors", "edge_ratio", "cost", "gini_nodes", "rejection_rate", "request_rejection_rate",
-                 "replica_cost", "gini_sites", "cost_delay_objective", "cost_delay_gap", "cost_delay_over_cap")
+                 "replica_cost", "gini_sites", "cost_delay_objective", "cost_delay_gap", "cost_delay_over_cap",
+                 "total_delay", "total_delay_s", "unstable_queues")
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class Cell:
     terminating_s: float = 0.0
     profile: str | None = None  # the track's one profile file, if it names one
     gap_time_limit_s: float = 0.0
+    world: str = "cluster"  # or "servicegraph": SIL-GPO's deployment problem (harness.leaderboard.deployment)
 
     @property
     def key(self) -> tuple:
@@ -83,9 +85,12 @@ def track_app(app: str, scenario: str) -> "App":
 
 
 def policy_names(track: Track) -> list[str]:
+    from harness.leaderboard import deployment
     from harness.policies import names
 
-    return list(track.policies) if track.policies else names()
+    if track.policies:
+        return list(track.policies)
+    return deployment.policy_names() if track.world == "servicegraph" else names()
 
 
 def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
@@ -97,6 +102,9 @@ def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
 
     cov = Coverage()
     for track in board.tracks:
+        if track.world == "servicegraph":
+            _deployment_coverage(track, cov, model_dir)
+            continue
         inventory = load_inventory(shipped.find(track.inventory) if track.inventory else None)
         testbed = inventory.name
         unprofiled = set() if track.profile else \
@@ -127,6 +135,21 @@ def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
     return cov
 
 
+def _deployment_coverage(track: Track, cov: Coverage, model_dir: Path) -> None:
+    """A servicegraph track: the deployment policies join every instance they have what they need for."""
+    from harness.leaderboard import deployment
+
+    for name in policy_names(track):
+        key = (track.name, name)
+        cov.ran[key], cov.missing[key], cov.label[name] = [], {}, name
+        for app in track.apps:
+            why = next((w for s in track.scenarios if (w := deployment.missing(name, app, s, model_dir))), None)
+            if why:
+                cov.missing[key][app] = why
+            else:
+                cov.ran[key].append(app)
+
+
 def cells(board: Leaderboard, cov: Coverage, seeds: int) -> list[Cell]:
     out = []
     for track in board.tracks:
@@ -135,7 +158,7 @@ def cells(board: Leaderboard, cov: Coverage, seeds: int) -> list[Cell]:
             for scenario in track.scenarios:
                 for seed in range(seeds):
                     out.append(Cell(track.name, track.inventory, app, scenario, seed, joined, track.terminating_s,
-                                    track.profile, track.gap_time_limit_s))
+                                    track.profile, track.gap_time_limit_s, track.world))
     return out
 
 
@@ -161,6 +184,10 @@ def cell_folder(cell: Cell, live: bool = False) -> str:
 
 def play(cell: Cell, out: Path, model_dir: Path) -> list[dict]:
     """One cell in simulation: every joining policy's summary (with its ``run_dir``)."""
+    if cell.world == "servicegraph":
+        from harness.leaderboard import deployment
+
+        return deployment.play(cell, out, model_dir)
     from harness.scenarios.session import run_simulated
     from harness.spec.inventory import load_inventory
     from harness.testbed.simulated import simulated_state
@@ -174,6 +201,10 @@ def play(cell: Cell, out: Path, model_dir: Path) -> list[dict]:
 def play_live(cell: Cell, out: Path, model_dir: Path, cluster, state_dir: Path) -> list[dict]:
     """One cell live on the testbed ``cluster`` (``harness run``'s session: every joining policy
     in turn, the load seeded by the cell's seed): every policy's summary (with its ``run_dir``)."""
+    if cell.world == "servicegraph":
+        from harness.leaderboard import deployment
+
+        return deployment.play_live(cell, out, model_dir, cluster)
     from harness.scenarios.session import run_session
 
     session = session_for(cell, cluster.state, out, model_dir, cell_folder(cell, live=True))
@@ -184,7 +215,9 @@ def live_mismatch(track: Track, testbed: str) -> str | None:
     """Why a track's cells cannot be played on the testbed ``testbed`` names (another inventory)."""
     from harness.spec.inventory import load_inventory
 
-    want = load_inventory(shipped.find(track.inventory) if track.inventory else None).name
+    default = "inventories/silgpo-local.yaml" if track.world == "servicegraph" else None
+    inventory = track.inventory or default
+    want = load_inventory(shipped.find(inventory) if inventory else None).name
     return None if want == testbed else f"the testbed is {testbed!r}; the track's inventory is {want!r}"
 
 

@@ -1,6 +1,10 @@
 """A leaderboard file (``leaderboards/seeds.yaml``): versioned, a list of tracks. A track is a
 problem class: an inventory, the apps, the scenarios played on each, the metric it ranks by and
-the policies (default: every registered one whose abilities fit)."""
+the policies (default: every registered one whose abilities fit). A track of ``world:
+servicegraph`` is SIL-GPO's deployment problem instead (``harness.leaderboard.deployment``): its
+apps are instances of that world (``authors``: the authors' default one; ``seed-N``: generated),
+its scenarios the settings (``default``, or one of Figs 8-10's: ``arrival=LOW,HIGH``,
+``chain=LOW,HIGH``, ``requests=N``), its policies the deployment baselines and learners."""
 
 from __future__ import annotations
 
@@ -15,7 +19,8 @@ from harness.spec.loader import load_model
 METRICS = {"mean_ms": "lower", "p95_ms": "lower", "errors": "lower", "edge_ratio": "higher", "cost": "lower",
            "rejection_rate": "lower", "request_rejection_rate": "lower", "replica_cost": "lower", "gini_sites": "lower",
            "recovery_s": "lower", "moves": "lower",
-           "cost_delay_objective": "lower", "cost_delay_gap": "lower"}
+           "cost_delay_objective": "lower", "cost_delay_gap": "lower",
+           "total_delay": "lower", "total_delay_s": "lower", "unstable_queues": "lower"}  # SIL-GPO's world
 SCENARIO_APPS = "scenario"  # a track's app that means: the apps each scenario names, as it names them
 
 
@@ -23,7 +28,10 @@ class Track(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     description: str = ""
-    inventory: str | None = Field(None, description="the testbed (default: REACH's)")
+    world: Literal["cluster", "servicegraph"] = Field("cluster", description="cluster: apps on a testbed's nodes "
+                                                       "(harness run's world); servicegraph: SIL-GPO's deployment problem")
+    inventory: str | None = Field(None, description="the testbed (default: REACH's; a servicegraph track's live "
+                                  "testbed: inventories/silgpo-local.yaml)")
     apps: list[str] = Field(default_factory=lambda: [SCENARIO_APPS], min_length=1,
                             description=f"shipped app names or app files; '{SCENARIO_APPS}' (the default): the apps "
                             "each scenario names (several apps deployed together)")
@@ -39,6 +47,20 @@ class Track(BaseModel):
     @property
     def better(self) -> str:
         return METRICS[self.primary]
+
+    @model_validator(mode="after")
+    def _servicegraph(self):
+        if self.world != "servicegraph":
+            return self
+        bad = [a for a in self.apps if a != "authors" and not (a.startswith("seed-") and a[5:].isdigit())]
+        if bad:
+            raise ValueError(f"apps: a servicegraph track's apps are 'authors' or 'seed-N', got {bad}")
+        if "authors" in self.apps and any(s != "default" for s in self.scenarios):
+            raise ValueError("scenarios: the authors' instance is the default setting; a setting of Figs 8-10 needs "
+                             "generated instances (seed-N)")
+        if self.profile or self.terminating_s or self.gap_time_limit_s:
+            raise ValueError("profile, terminating_s and gap_time_limit_s are for cluster tracks")
+        return self
 
 
 class Leaderboard(BaseModel):

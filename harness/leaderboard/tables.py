@@ -26,7 +26,7 @@ def long_rows(cell: Cell, summaries: list[dict]) -> list[dict]:
         for m in METRIC_FIELDS:
             v = value(s, m)
             if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
-                rows.append({"track": cell.track, "inventory": cell.inventory or "reach-local", "app": cell.app,
+                rows.append({"track": cell.track, "inventory": cell.inventory or ("servicegraph" if cell.world == "servicegraph" else "reach-local"), "app": cell.app,
                              "scenario": cell.scenario, "world": s.get("world", "live"), "policy": s["policy"],
                              "seed": cell.seed, "metric": m, "value": v, "run_dir": s.get("run_dir", "")})
     return rows

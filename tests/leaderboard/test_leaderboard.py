@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import yaml
 
@@ -215,3 +216,40 @@ def test_both_worlds_rank_the_same_cells_and_a_track_of_another_testbed_is_named
     assert "reschedule (live)" in r.stdout and "Spearman" in r.stdout
     c = local_testbed.cluster
     assert c.pods() == [] and all(c.node_up(n.name) for n in c.nodes)  # the testbed as the sweep found it
+
+
+def test_a_track_in_silgpos_world_ranks_the_deployment_baselines_and_a_learner_with_its_model(tmp_path):
+    models = tmp_path / "models"
+    trained = subprocess.run([sys.executable, "-m", "harness", "train", "--policy", "sil-gpo", "--instance", "0",
+                              "--episodes", "1", "--encoder", "mlp", "--out", str(models), "--name", "sil-gpo-seed-0"],
+                             cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert trained.returncode == 0, trained.stderr[-2000:]
+    doc = {"version": 1, "name": "deploy", "tracks": [
+        {"name": "deployment", "world": "servicegraph", "apps": ["seed-0", "seed-1"], "scenarios": ["default"],
+         "primary": "total_delay", "policies": ["preferred", "queue-greedy", "random", "sil-gpo", "default"]}]}
+    f = tmp_path / "board.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    r = leaderboard(str(f), "--seeds", "2", "--out", str(tmp_path / "out"), "--model-dir", str(models))
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = read(tmp_path / "out/leaderboard.csv")
+    delays = [x for x in rows if x["metric"] == "total_delay"]
+    assert {(x["policy"], x["app"]) for x in delays} == {(p, a) for p in ("preferred", "queue-greedy", "random")
+                                                         for a in ("seed-0", "seed-1")} | {("sil-gpo", "seed-0")}
+    assert len(delays) == 3 * 2 * 2 + 2  # policies × apps × seeds, and the learner's two seeds on its one app
+    coverage = {x["policy"]: x["deployment"] for x in read(tmp_path / "out/coverage.csv")}
+    assert coverage["default"].startswith("ability does not fit")
+    assert coverage["sil-gpo"].startswith("ran on 1 of 2 apps; no model for seed-1")
+    ranked = {x["policy"]: x for x in read(tmp_path / "out/ranked-sim.csv")}
+    assert float(ranked["queue-greedy"]["mean"]) < float(ranked["random"]["mean"])
+    # every number traceable: the run's deployment scores what the row says
+    from harness.leaderboard.deployment import world
+    from harness.sim.servicegraph import delay
+
+    row = next(x for x in delays if x["policy"] == "random" and x["seed"] == "1")
+    run = json.loads((tmp_path / "out" / row["run_dir"] / "summary.json").read_text())
+    g = world(row["app"], row["scenario"]).build()
+    assert delay(g, np.array(run["deployment"])).total == pytest.approx(float(row["value"]))
+    bad = dict(doc, tracks=[dict(doc["tracks"][0], apps=["chain"])])
+    f.write_text(yaml.safe_dump(bad))
+    r = leaderboard(str(f), "--out", str(tmp_path / "bad"))
+    assert r.returncode == 2 and "apps" in r.stderr and "seed-N" in r.stderr

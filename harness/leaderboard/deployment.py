@@ -1,0 +1,133 @@
+"""A leaderboard's tracks in SIL-GPO's world (``world: servicegraph``): each cell one instance,
+one setting and one seed; each policy builds its deployment of the instance's instances
+(``harness.policies.deployment``'s baselines, or a learner's model) and is scored by the model's
+total delay — the authors' code's form (``total_delay``, what the paper's figures plot), the
+paper's in seconds (``total_delay_s``) — the unstable queues left, and a request's mean latency
+in the paper's form (``mean_ms``, weighted by the requests' rates). Live (on the ``silgpo-local``
+testbed), each deployment is played with ``harness.scenarios.graph_live`` at light load (the
+rates scaled so that the busiest queue runs at ρ 0.5) and its ``mean_ms`` is the users' measured
+mean: a track ranked by ``mean_ms`` has both worlds, at their two loads.
+
+A run directory per (policy, seed) holds its ``summary.json``, with the deployment itself.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+LEARNERS = ("sil-gpo", "rsdql-deploy")
+NOT_HERE = "ability does not fit: places pods on a cluster's nodes, not instances on SIL-GPO's servers"
+
+
+def policy_names() -> list[str]:
+    from harness.policies.deployment import DEPLOYERS
+
+    return list(DEPLOYERS) + list(LEARNERS)
+
+
+def world(app: str, setting: str):
+    """The ServiceGraphWorld of an app name (``authors`` or ``seed-N``) and a setting."""
+    from harness.policies.world_learners import ServiceGraphWorld
+
+    return ServiceGraphWorld(instance=-1 if app == "authors" else int(app.removeprefix("seed-")),
+                             sweep=None if setting == "default" else setting)
+
+
+def model_file(policy: str, app: str, setting: str, model_dir: Path) -> Path:
+    """Where a learner's model for an instance and setting is: ``<policy>-<app>[-<setting>].pt``."""
+    tail = "" if setting == "default" else "-" + setting.replace("=", "").replace(",", "-")
+    return model_dir / f"{policy}-{app}{tail}.pt"
+
+
+def missing(policy: str, app: str, setting: str, model_dir: Path) -> str | None:
+    """Why ``policy`` cannot join (app, setting), or None."""
+    if policy in policy_names():
+        if policy in LEARNERS and not model_file(policy, app, setting, model_dir).exists():
+            w = world(app, setting)
+            how = f"harness train --policy {policy} --instance {w.instance}" + (f" --sweep {w.sweep}" if w.sweep else "")
+            return f"no model for {app} {setting} ({how} --name {model_file(policy, app, setting, model_dir).stem})"
+        return None
+    return NOT_HERE
+
+
+def deployments(policies: tuple[str, ...], app: str, setting: str, seed: int, model_dir: Path) -> dict[str, np.ndarray]:
+    """Each policy's deployment of the instance (code form: what the baselines and learners optimise)."""
+    from harness.policies.deployment import DEPLOYERS
+
+    g = world(app, setting).build()
+    out = {}
+    for p in policies:
+        if p in DEPLOYERS:
+            out[p] = DEPLOYERS[p](g, np.random.default_rng(seed))
+        else:
+            out[p] = _learned(p, g, model_file(p, app, setting, model_dir))
+    return out
+
+
+def _learned(policy: str, g, path: Path) -> np.ndarray:
+    import torch
+
+    from harness.rl.acting import load_model
+
+    if policy == "sil-gpo":
+        from harness.policies.silgpo import deploy, load_actor
+
+        return deploy(g, load_actor(path, g)[0])
+    from harness.policies import rsdql_deploy
+    from harness.rl.gat import SilGpoNet
+
+    net, _ = load_model(path, lambda meta: SilGpoNet(g.N, g.S, g.N, meta["args"]["encoder"]))
+    with torch.no_grad():
+        return rsdql_deploy.deploy(g, net)
+
+
+def play(cell, out: Path, model_dir: Path) -> list[dict]:
+    """One cell in the model: every joining policy's summary (with its ``run_dir``)."""
+    from harness.sim.servicegraph import delay, paper_units
+
+    g = world(cell.app, cell.scenario).build()
+    summaries = []
+    for policy, X in deployments(cell.policies, cell.app, cell.scenario, cell.seed, model_dir).items():
+        code, paper = delay(g, X), delay(paper_units(g), X)
+        mean_ms = 1000 * float((paper.per_request * g.rate).sum() / g.rate.sum())  # a request's, as users would see
+        s = {"policy": policy, "world": "sim", "seed": cell.seed, "mean_ms": mean_ms,
+             "metrics": {"total_delay": code.total, "total_delay_s": paper.total, "unstable_queues": code.unstable},
+             "deployment": np.asarray(X).tolist()}
+        summaries.append(_written(s, out / "runs" / cell.track / cell.app / cell.scenario / f"{policy}-s{cell.seed}"))
+    return summaries
+
+
+def play_live(cell, out: Path, model_dir: Path, cluster) -> list[dict]:
+    """One cell on the testbed: the deployments in turn (``graph_live``), the rates scaled so the
+    busiest queue of any of them runs at ρ 0.5; each ranked by the users' measured mean."""
+    from harness.scenarios import graph_live
+    from harness.sim import servicegraph_plan as plan
+    from harness.sim.servicegraph import paper_units
+
+    g = world(cell.app, cell.scenario).build()
+    xs = deployments(cell.policies, cell.app, cell.scenario, cell.seed, model_dir)
+    light = plan.scaled_to(paper_units(g), list(xs.values()), LIVE_RHO)
+    folder = out / "runs" / cell.track / cell.app / f"{cell.scenario}-live-s{cell.seed}"
+    summaries = []
+    for m in graph_live.run(cluster, light, xs, 1, LIVE_SECONDS, folder, seed=cell.seed):
+        s = {"policy": m.deployment, "world": "live", "seed": cell.seed, "mean_ms": m.mean_ms,
+             "metrics": {"expected_ms": m.expected_mean_ms, "failed_requests": m.failed},
+             "deployment": np.asarray(xs[m.deployment]).tolist()}
+        summaries.append(_written(s, m.folder))
+    return summaries
+
+
+LIVE_RHO = 0.5  # light load: the issue's ρ ≤ 0.5, where this host's drift does not decide the queueing
+LIVE_SECONDS = 60.0
+
+
+def _written(summary: dict, folder: Path) -> dict:
+    """The run's ``summary.json`` (a live run's own, from ``graph_live``, with these fields added)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "summary.json"
+    whole = {**(json.loads(path.read_text()) if path.exists() else {}), **summary}
+    path.write_text(json.dumps(whole))
+    return {**summary, "run_dir": str(folder)}
