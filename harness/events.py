@@ -81,8 +81,8 @@ declare("scale", "the autoscaler (or a replica schedule) changed a service's rep
         ("service", "to", "current", "utilisation", "reason"), marker="scale")
 declare("background", "other tenants' share of each node, held for the run", ("cores", "memory_mib"))
 declare("replica-cycle", "a replica schedule's cycle began", ("cycle", "replicas", "late_s"), marker="scale")
-declare("request-arrival", "a deployment request's R pods were placed and started",
-        ("request", "service", "replicas", "nodes", "lifetime_s"))
+declare("request-arrival", "a deployment request was admitted when it was due (due_s, on the run's clock): its R "
+        "pods placed and starting", ("request", "service", "replicas", "nodes", "lifetime_s", "due_s"))
 declare("request-rejected", "a deployment request found no room for all its pods: none started",
         ("request", "service", "replicas"))
 declare("request-departure", "a deployment request's lifetime ended: its pods stopped", ("request", "pods"))

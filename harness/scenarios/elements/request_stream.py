@@ -23,6 +23,17 @@ def wanted(sc) -> bool:
     return sc.request_stream is not None
 
 
+def depart(run, req: int, pods) -> None:
+    """Request ``req`` leaves: its pods (once started, if they were still starting) withdrawn, then stopped."""
+    if isinstance(pods, StartPlaced):
+        pods = pods.join(JOIN_S)
+    with run.lock:
+        withdraw(run.cluster, pods)
+    stop_withdrawn(run.cluster, pods)
+    run.event("request-departure", request=req, pods=[p.name for p in pods])
+    run.record_placement("request-departure")
+
+
 def driver(run):
     rs = run.plan.scenario.request_stream
     rng = np.random.default_rng(run.plan.seed)
@@ -34,15 +45,10 @@ def driver(run):
             now = run.t_run()
             if leaving and leaving[0][0] <= now:
                 _, req, pods = leaving.pop(0)
-                if isinstance(pods, StartPlaced):  # a lifetime shorter than the pods' start: wait for it
-                    pods = pods.join(JOIN_S)
-                with run.lock:
-                    withdraw(run.cluster, pods)
-                # drained and stopped beside the stream (live): the next arrival does not wait for it
-                run.spawn(lambda gone=pods: stop_withdrawn(run.cluster, gone), "request-departure")
-                run.event("request-departure", request=req, pods=[p.name for p in pods])
-                run.record_placement("request-departure")
-                yield 0.0  # at once, but a run that ended stops here (live, events can pile up behind pod starts)
+                # beside the stream (live): a request whose pods are still starting is waited for
+                # there, and the draining too, so the next arrival never waits behind a departure
+                run.spawn(lambda req=req, pods=pods: depart(run, req, pods), "request-departure")
+                yield 0.0  # at once, but a run that ended stops here
                 continue
             if t <= now:
                 k += 1
