@@ -1,4 +1,4 @@
-"""DS-PPO and DS-DQN training on the batched env (``MultiClusterVector``, the default) against N
+"""DS-PPO and DS-DQN training on the batched env (``MultiClusterVector``; DS-DQN's default) against N
 scalar envs stepped in a loop (``batched=False``, the authors' loop), in turns within one run
 (this machine's speed swings 2x within minutes: only same-run ratios count). Each round trains
 each learner a short budget both ways from the same seed and reports transitions per second.

@@ -44,7 +44,7 @@ class DsDqnArgs:
     eps_end: float = 0.05
     explore_fraction: float = 0.5
     masked_target: bool = False
-    batched: bool = True  # the envs as one MultiClusterVector (fast); --no-batched: N scalar envs in a loop, as the authors'
+    batched: bool = True  # the envs as one MultiClusterVector (×1.15-1.32 here); --no-batched: N scalar envs in a loop
     seed: int = 1
 
 

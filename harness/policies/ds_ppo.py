@@ -45,7 +45,7 @@ class DsPpoArgs:
     minibatches: int = 8
     max_grad_norm: float = 0.5
     unmasked: bool = False
-    batched: bool = True  # the envs as one MultiClusterVector (fast); --no-batched: N scalar envs in a loop, as the authors'
+    batched: bool = False  # --batched: the envs as one MultiClusterVector; measured no faster for PPO's 8 envs (benchmarks.ds_training_speed)
     seed: int = 1
 
 
