@@ -68,7 +68,8 @@ def rtts_s(cluster: Cluster, servers: list[str], client: str) -> tuple[np.ndarra
     return between, np.array([conf[client][s] for s in servers]) / 1000
 
 
-def _wait_healthy(addresses: list[str], procs, timeout: float = 30) -> None:
+def wait_healthy(addresses: list[str], procs, timeout: float = 30) -> None:
+    """Until every server at ``addresses`` answers /healthz; RuntimeError if one exits or time runs out."""
     deadline = time.monotonic() + timeout
     for address, proc in zip(addresses, procs):
         while True:
@@ -99,7 +100,7 @@ def measure(cluster: Cluster, g: ServiceGraph, X: np.ndarray, name: str, repeat:
             procs.append((addresses[n], cluster.start_process(
                 servers[n], [sys.executable, "-m", "harness.workload.graph_cell", "--plan", str(f), "--port", str(PORT),
                              "--seed", str(seed * 1000 + n)], log=folder / f"server-{n}.log")))
-        _wait_healthy([a for a, _ in procs], [p for _, p in procs])
+        wait_healthy([a for a, _ in procs], [p for _, p in procs])
         types = [{**t, "entry": addresses[t["entry"]]} for t in plan.request_types(g)]
         load = folder / "load.json"
         load.write_text(json.dumps({"duration_s": duration_s, "seed": seed, "timeout_s": 60, "types": types}))

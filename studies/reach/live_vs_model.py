@@ -51,6 +51,8 @@ def parts(predicted: dict) -> tuple[float, float]:
 
 def read(folder: Path) -> Run | None:
     s = json.loads((folder / "summary.json").read_text())
+    if s.get("world", "live") != "live":
+        return None  # a simulated run: nothing measured
     if s.get("mean_ms") is None or not (folder / "placements.jsonl").exists():
         return None
     held = [json.loads(line) for line in (folder / "placements.jsonl").read_text().splitlines() if line.strip()]
@@ -73,8 +75,6 @@ def runs_in(paths: list[Path]) -> list[Run]:
     found = []
     for p in paths:
         for summary in sorted(p.rglob("summary.json")) if p.is_dir() else []:
-            if json.loads(summary.read_text()).get("world", "live") != "live":
-                continue  # a simulated run: nothing measured
             r = read(summary.parent)
             if r is not None:
                 found.append(r)

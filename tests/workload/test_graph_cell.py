@@ -8,12 +8,12 @@ import csv
 import json
 import subprocess
 import sys
-import time
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
+from harness.scenarios.graph_live import wait_healthy
 from harness.sim import servicegraph_plan as plan
 from harness.sim.servicegraph import ServiceGraph
 from harness.workload.graph_cell import FifoServers
@@ -65,16 +65,7 @@ def test_a_chain_follows_eq_52_and_takes_the_models_time(tmp_path):
             procs.append(subprocess.Popen([sys.executable, "-m", "harness.workload.graph_cell", "--plan", str(f),
                                            "--host", "127.0.0.1", "--port", str(ports[n]), "--seed", str(n)],
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        deadline = time.monotonic() + 20
-        for port, proc in zip(ports, procs):
-            while True:
-                try:
-                    if get(f"http://127.0.0.1:{port}/healthz", timeout=1)[0] == 200:
-                        break
-                except OSError:
-                    pass
-                assert time.monotonic() < deadline and proc.poll() is None, "a server did not start"
-                time.sleep(0.05)
+        wait_healthy(addresses, procs, timeout=20)
         types = [{**t, "entry": addresses[t["entry"]]} for t in plan.request_types(g)]
         load = tmp_path / "load.json"
         load.write_text(json.dumps({"duration_s": 12, "seed": 1, "timeout_s": 20, "types": types}))
