@@ -68,20 +68,13 @@ def deployments(policies: tuple[str, ...], app: str, setting: str, seed: int, mo
 
 
 def _learned(policy: str, g, path: Path) -> np.ndarray:
-    import torch
-
-    from harness.rl.acting import load_model
-
     if policy == "sil-gpo":
         from harness.policies.silgpo import deploy, load_actor
 
         return deploy(g, load_actor(path, g)[0])
     from harness.policies import rsdql_deploy
-    from harness.rl.gat import SilGpoNet
 
-    net, _ = load_model(path, lambda meta: SilGpoNet(g.N, g.S, g.N, meta["args"]["encoder"]))
-    with torch.no_grad():
-        return rsdql_deploy.deploy(g, net)
+    return rsdql_deploy.deploy(g, rsdql_deploy.load_net(path, g)[0])
 
 
 def play(cell, out: Path, model_dir: Path) -> list[dict]:

@@ -24,7 +24,8 @@ class Sweep:
     rows: list[dict] = field(default_factory=list)
     failed: dict[tuple, str] = field(default_factory=dict)  # cell key -> error
     coverage: cl.Coverage | None = None
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall time of every part of the sweep (a resumed one has several)
+    parts: int = 1
     mode: str = "sim"
     not_live: dict[str, str] = field(default_factory=dict)  # track -> why its cells were not played live
 
@@ -79,14 +80,29 @@ def run(file: Path, out: Path, seeds: int, jobs: int, model_dir: Path,
             cl.run_cells_on_ray(todo, out, model_dir, None if ray == "local" else ray, jobs, finished)
         if live:
             cl.run_cells_live(live, out, model_dir, cluster, state_dir, finished)
-    finally:  # stopped or not, every finished cell's rows are on disk
+    finally:  # stopped or not, every finished cell's rows are on disk, and how long this part took
         tables.write_long(sweep.rows, out, parquet=False)
-    sweep.seconds = time.monotonic() - t0
+        parts = record_part(out, time.monotonic() - t0, done[0], resume)
+    sweep.seconds, sweep.parts = sum(p["seconds"] for p in parts), len(parts)
     write(sweep, file, out, seeds, jobs, ray)
     return sweep
 
 
 CHECKPOINT_S = 10.0  # the long table rewritten at most this often while simulated cells finish
+PARTS = "sweep-parts.json"
+
+
+def record_part(out: Path, seconds: float, cells: int, resume: bool) -> list[dict]:
+    """Every part of the sweep in ``out`` (one per run of ``harness leaderboard``, stopped or
+    not) with its wall time and cells played: the sweep's wall time is their sum."""
+    path = out / PARTS
+    parts = json.loads(path.read_text()) if resume and path.exists() else []
+    parts.append({"ended_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": round(seconds, 1),
+                  "cells_played": cells})
+    tmp = path.with_suffix(".part")
+    tmp.write_text(json.dumps(parts, indent=1))
+    tmp.replace(path)
+    return parts
 
 
 def resumed(file: Path, out: Path) -> set[tuple]:
@@ -114,7 +130,7 @@ def write(sweep: Sweep, file: Path, out: Path, seeds: int, jobs: int, ray: str |
     meta = {"file": str(file), "name": sweep.board.name, "version": sweep.board.version,
             "git_commit": git_commit(shipped.ROOT), "seeds": seeds, "jobs": jobs, "executor": ray and f"ray:{ray}" or "pool",
             "argv": sys.argv,
-            "wall_s": round(sweep.seconds, 1), "rows": len(sweep.rows), "mode": sweep.mode,
+            "wall_s": round(sweep.seconds, 1), "parts": sweep.parts, "rows": len(sweep.rows), "mode": sweep.mode,
             "not_live": sweep.not_live, "sim_live_spearman": tables.agreement(sweep.board, sweep.rows)
             if sweep.mode == "both" else None,
             "failed_cells": [{"cell": list(k), "error": e} for k, e in sorted(sweep.failed.items())]}

@@ -62,14 +62,32 @@ def deploy(g: ServiceGraph, net) -> np.ndarray:
     return env.X
 
 
-def train(g: ServiceGraph, args: RsdqlDeployArgs, on_progress: Callable[[int, float], None] | None = None):
-    """(the network of the best evaluation, Curve, seconds)."""
+def new_net(g: ServiceGraph, encoder: str):
+    """The Q-network for world ``g``: the SIL-GPO encoders, one Q-value per server."""
     from harness.rl.gat import SilGpoNet
 
+    return SilGpoNet(g.N, g.S, g.N, encoder)
+
+
+def load_net(path, g: ServiceGraph):
+    """(the Q-network, its metadata) of an RSDQL model file (``harness train --policy
+    rsdql-deploy``), for world ``g``."""
+    from harness.errors import UserError
+    from harness.rl.acting import load_model
+
+    def make(meta: dict):
+        if meta.get("policy") != "rsdql-deploy":
+            raise UserError(f"a {meta.get('policy')} model, not an rsdql-deploy one", source=str(path))
+        return new_net(g, meta["args"]["encoder"])
+    return load_model(path, make)
+
+
+def train(g: ServiceGraph, args: RsdqlDeployArgs, on_progress: Callable[[int, float], None] | None = None):
+    """(the network of the best evaluation, Curve, seconds)."""
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
     env = DeployEnv(g)
-    net = SilGpoNet(g.N, g.S, g.N, args.encoder)
+    net = new_net(g, args.encoder)
     target = copy.deepcopy(net)
     opt = torch.optim.Adam(net.parameters(), lr=args.lr)
     ring: list[tuple] = []

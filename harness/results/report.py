@@ -469,7 +469,8 @@ def leaderboard(folder: Path) -> Section:
                   f"Every policy on every track its abilities fit, {' and '.join(where[w] for w in worlds)}, on the one "
                   f"ground: seeds 0..{meta['seeds'] - 1} "
                   f"per (app, scenario), harness commit {str(meta.get('git_commit'))[:10]}, "
-                  f"{meta.get('executor', 'pool')}, {meta['wall_s']} s, {meta['rows']} numbers in "
+                  f"{meta.get('executor', 'pool')}, {meta['wall_s']} s"
+                  f"{'' if meta.get('parts', 1) == 1 else ' in ' + str(meta['parts']) + ' parts (resumed)'}, {meta['rows']} numbers in "
                   f"{folder / 'leaderboard.csv'}; {len(failed)} failed cells. Mean ± 95 % interval over the cells a "
                   f"policy ran; the ratio to default is paired cell by cell{agreement}.")
     for world in worlds:
@@ -483,7 +484,7 @@ def leaderboard(folder: Path) -> Section:
             ax.invert_yaxis()
             ax.set_xlabel(f"{t.metric.iloc[0]} / default's ({t.better.iloc[0]} is better)")
             ax.set_title(f"{track}, {where[world]}", fontsize=9, loc="left")
-            name = f"leaderboard_{track}" + ("" if world == "sim" else f"_{world}")
+            name = f"leaderboard_{track}_{world}"
             sec.figures.append((f"{name}.png", _png(fig)))
             sec.tables.append((name, t))
     sec.tables.append(("leaderboard_coverage", coverage))
@@ -540,7 +541,7 @@ def cell(v) -> str:
 
 CSS = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
 h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ddd}table{border-collapse:collapse;font-size:.85em;margin:.8em 0}
-td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right}th{background:#f4f4f4}img{max-width:100%}
+td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right}th{background:#f4f4f4}caption{text-align:left;font-weight:600;padding:.2em 0}img{max-width:100%}
 .wide{overflow-x:auto}.problems{background:#fff4e5;border:1px solid #f0b35a;padding:.6em 1em}"""
 
 
@@ -558,7 +559,8 @@ def render_html(sections: list[Section], problems: list[str]) -> str:
             parts.append(f"<figure><img alt='{html.escape(name)}' src='data:image/png;base64,"
                          f"{base64.b64encode(png).decode()}'></figure>")
         for name, df in sec.tables:
-            parts.append(f"<div class='wide'><table data-table='{html.escape(name)}'><tr>" +
+            parts.append(f"<div class='wide'><table data-table='{html.escape(name)}'>"  # the caption: where it is saved
+                         f"<caption>{html.escape(name)}.csv</caption><tr>" +
                          "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns) + "</tr>")
             for row in df.itertuples(index=False):
                 parts.append("<tr>" + "".join(f"<td>{html.escape(cell(v))}</td>" for v in row) + "</tr>")

@@ -64,6 +64,10 @@ def test_one_process_or_two_give_the_same_long_table_and_every_empty_cell_has_a_
     assert two.returncode == 0, two.stderr[-3000:]
     assert kept and all(p.stat().st_mtime_ns == t for p, t in kept.items())  # not played again
     assert (tmp_path / "one/leaderboard.csv").read_text() == (tmp_path / "two/leaderboard.csv").read_text()
+    parts = json.loads((tmp_path / "two/sweep-parts.json").read_text())  # the wall time is both parts'
+    meta = json.loads((tmp_path / "two/leaderboard.json").read_text())
+    assert len(parts) == meta["parts"] == 2 and parts[0]["cells_played"] == parts[1]["cells_played"] > 0  # seed 0, then 1
+    assert meta["wall_s"] == pytest.approx(sum(p["seconds"] for p in parts), abs=0.2)
     (tmp_path / "other").mkdir()
     other = board(tmp_path / "other", ["default"])  # another file: its results do not compare
     refused = leaderboard(other, "--out", str(tmp_path / "two"), "--resume")
@@ -143,7 +147,8 @@ def test_the_report_page_renders_the_leaderboard_in_a_real_browser(tmp_path):
     dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.as_uri()],
                          capture_output=True, text=True, timeout=120).stdout
     assert "Leaderboard test v1" in dom
-    ranked = dom.split("data-table=\"leaderboard_reschedule\"")[1].split("</table>")[0]
+    ranked = dom.split("data-table=\"leaderboard_reschedule_sim\"")[1].split("</table>")[0]
+    assert "<caption>leaderboard_reschedule_sim.csv</caption>" in ranked  # which world, and the file it is in
     assert ranked.count("<tr>") == 3 and "cloud-first" in ranked and "default" in ranked  # header + 2 policies
     assert "data-table=\"leaderboard_coverage\"" in dom and "ran on 1 of 1 apps" in dom
     shot = tmp_path / "page.png"

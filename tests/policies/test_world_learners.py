@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import numpy as np
-import torch
 
 from tests.conftest import REPO
 
@@ -29,15 +28,33 @@ def test_sil_gpo_trains_from_the_cli_and_its_model_deploys(tmp_path):
                                                                     "paper_form": False}
     rows = list(csv.DictReader((tmp_path / "m.curve.csv").open()))
     assert [int(r["episode"]) for r in rows] == [2, 4] and (tmp_path / "m.curve.png").stat().st_size > 0
-    from harness.policies.silgpo import deploy
+    from harness.policies.silgpo import deploy, load_actor
     from harness.policies.world_learners import ServiceGraphWorld
-    from harness.rl.gat import SilGpoNet
     from harness.sim.servicegraph import delay
 
     g = ServiceGraphWorld(**meta["world_config"]).build()
-    actor = SilGpoNet(g.N, g.S, g.N, "mlp")
-    actor.load_state_dict(torch.load(tmp_path / "m.pt", weights_only=False)["state_dict"])
-    assert delay(g, deploy(g, actor)).total == float(rows[-1]["delay"])  # the saved actor is the one evaluated last
+    assert delay(g, deploy(g, load_actor(tmp_path / "m.pt", g)[0])).total == float(rows[-1]["delay"])  # the last
+
+
+def test_rsdql_deploy_trains_from_the_cli_and_keeps_its_best_net(tmp_path):
+    import pytest
+
+    from harness.errors import UserError
+    from harness.policies import rsdql_deploy
+    from harness.policies.silgpo import load_actor
+    from harness.policies.world_learners import ServiceGraphWorld
+    from harness.sim.servicegraph import delay
+
+    r = harness("train", "--policy", "rsdql-deploy", "--episodes", "3", "--evaluate-every", "1", "--encoder", "mlp",
+                "--instance", "0", "--sweep", "requests=10", "--out", str(tmp_path), "--name", "q")
+    assert r.returncode == 0, r.stderr
+    g = ServiceGraphWorld(instance=0, sweep="requests=10").build()
+    rows = list(csv.DictReader((tmp_path / "q.curve.csv").open()))
+    net, meta = rsdql_deploy.load_net(tmp_path / "q.pt", g)
+    assert meta["policy"] == "rsdql-deploy" and len(rows) == 3
+    assert delay(g, rsdql_deploy.deploy(g, net)).total == min(float(r["delay"]) for r in rows)  # the best kept
+    with pytest.raises(UserError, match="not a SIL-GPO one"):
+        load_actor(tmp_path / "q.pt", g)
 
 
 def test_ds_ppo_trains_from_the_cli(tmp_path):
