@@ -24,6 +24,9 @@ def train(
     recipe: Optional[str] = typer.Option(None, help="A named set of the policy's flags (see --policy NAME --help); "
                                          "flags given after it override it."),
     force: bool = typer.Option(False, "--force", help="Replace a model of the same name."),
+    resume: bool = typer.Option(False, "--resume", help="Go on with the stopped (or finished) training of the same "
+                                "--name and flags from its <name>.ckpt, saved every 50 episodes (sil-gpo); "
+                                "--episodes may grow."),
     show_help: bool = typer.Option(False, "--help", help="Show this message and the policy's own flags."),
 ) -> None:
     """Train a rescheduling policy in CEEnv (the simulator built from the app, the profile and the
@@ -42,7 +45,9 @@ def train(
     from harness.policies import world_learners
 
     if policy in world_learners.NAMES:  # its world is not CEEnv: no app or profile
-        return _train_world(ctx, policy, out, name, force, show_help)
+        return _train_world(ctx, policy, out, name, force, show_help, resume)
+    if resume:
+        raise UserError(f"{policy} does not keep a training state to go on from; resumable: sil-gpo", field="--resume")
     cls = resolve(policy)
     if Ability.TRAIN not in cls.abilities:
         from harness.policies import REGISTRY
@@ -76,7 +81,8 @@ def train(
           f"(+ .json metadata, .curve.csv, .curve.png)")
 
 
-def _train_world(ctx: typer.Context, policy: str, out: Path, name: Optional[str], force: bool, show_help: bool) -> None:
+def _train_world(ctx: typer.Context, policy: str, out: Path, name: Optional[str], force: bool, show_help: bool,
+                 resume: bool) -> None:
     """A learner of a world of its own (``harness.policies.world_learners``), with a progress bar."""
     import time
 
@@ -99,6 +105,6 @@ def _train_world(ctx: typer.Context, policy: str, out: Path, name: Optional[str]
         def progress(done: int, total: int, value: float) -> None:
             bar.update(task, completed=done, total=total, last=f"last {value:.3f}")
 
-        path, meta = world_learners.train_and_save(policy, args, world, built, out, name, force, progress)
+        path, meta = world_learners.train_and_save(policy, args, world, built, out, name, force, progress, resume)
     best = f"; best evaluated delay {meta['best_delay']:.3f}" if meta.get("best_delay") is not None else ""
     print(f"trained in {time.monotonic() - t:.0f}s{best}; wrote {path} (+ .json metadata, .curve.csv, .curve.png)")

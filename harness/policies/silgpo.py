@@ -180,8 +180,16 @@ def rollout(env: DeployEnv, actor) -> DeployEnv:
     return env
 
 
-def train(g: ServiceGraph, args: SilGpoArgs, on_progress: Callable[[int, float, bool], None] | None = None):
-    """(actor, critic, Curve, seconds) after ``args.episodes`` episodes on world ``g``."""
+CHECKPOINT_EVERY = 50  # episodes between two saved training states (a multiple of batch and evaluation)
+
+
+def train(g: ServiceGraph, args: SilGpoArgs, on_progress: Callable[[int, float, bool], None] | None = None,
+          checkpoint: Callable[[dict], None] | None = None, start: dict | None = None):
+    """(actor, critic, Curve, seconds) after ``args.episodes`` episodes on world ``g``.
+    ``checkpoint(state)`` is handed the whole training state every ``CHECKPOINT_EVERY`` episodes
+    (where no batch is half-collected); ``start``, such a state, goes on from it: the same nets,
+    optimisers, random streams, reward scaling and SIL buffer, so a training stopped and resumed
+    ends bit for bit where one run would (tested). ``seconds`` counts every part."""
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
     actor, critic = _nets(g, args.encoder)
@@ -192,8 +200,17 @@ def train(g: ServiceGraph, args: SilGpoArgs, on_progress: Callable[[int, float, 
     sil = HighReturnBuffer(5 * steps_per_episode, args.gamma)
     sil_on = args.sil == "on"
     batch: list[list] = []
-    curve, best_eval, t0, total_steps = Curve(), np.inf, time.monotonic(), 0
-    for episode in range(1, args.episodes + 1):
+    curve, best_eval, t0, total_steps, first, spent = Curve(), np.inf, time.monotonic(), 0, 1, 0.0
+    if start is not None:
+        for net, opt, key in ((actor, opt_a, "actor"), (critic, opt_c, "critic")):
+            net.load_state_dict(start[key])
+            opt.load_state_dict(start[f"{key}_opt"])
+        rng.bit_generator.state = start["np_rng"]
+        torch.set_rng_state(start["torch_rng"])
+        scaling, sil, sil_on, curve = start["scaling"], start["sil"], start["sil_on"], start["curve"]
+        env.carry(start["env"])
+        best_eval, total_steps, first, spent = start["best_eval"], start["total_steps"], start["episode"] + 1, start["seconds"]
+    for episode in range(first, args.episodes + 1):
         obs, steps = env.reset(), []
         scaling.reset()
         greedy = episode % args.greedy_every == 0
@@ -225,7 +242,13 @@ def train(g: ServiceGraph, args: SilGpoArgs, on_progress: Callable[[int, float, 
             curve.sil_on.append(sil_on)
             if on_progress:
                 on_progress(episode, delay_now, sil_on)
-    return actor, critic, curve, time.monotonic() - t0
+        if checkpoint is not None and not batch and episode % CHECKPOINT_EVERY == 0:
+            checkpoint({"episode": episode, "actor": actor.state_dict(), "critic": critic.state_dict(),
+                        "actor_opt": opt_a.state_dict(), "critic_opt": opt_c.state_dict(),
+                        "np_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(), "scaling": scaling,
+                        "sil": sil, "sil_on": sil_on, "curve": curve, "best_eval": best_eval,
+                        "total_steps": total_steps, "env": env.carried(), "seconds": spent + time.monotonic() - t0})
+    return actor, critic, curve, spent + time.monotonic() - t0
 
 
 def _update(actor, critic, opt_a, opt_c, steps: list, minibatch: int, sil: HighReturnBuffer | None,

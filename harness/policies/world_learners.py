@@ -3,7 +3,9 @@ multi-cluster admission world (paper 001) and SIL-GPO with its DQN baseline in t
 service-graph deployment world (paper 002). ``harness train --policy NAME`` trains one in the
 world it declares: every field of its Args and of its world's settings is a flag, and the model
 is saved as every harness model is (``<out>/<name>.pt`` with its metadata in ``.json`` and its
-learning curve in ``.curve.csv`` and ``.curve.png``).
+learning curve in ``.curve.csv`` and ``.curve.png``). A learner that can stop and go on
+(``resumable``: SIL-GPO, whose models take hours here) also keeps its training state in
+``<name>.ckpt``; ``resume`` goes on from it.
 """
 
 from __future__ import annotations
@@ -56,13 +58,14 @@ class WorldLearner:
     world: str
     Args: type
     World: type
-    train: Callable[[Any, Any, Callable], tuple[Any, dict, list[tuple], tuple[str, ...], tuple[str, str]]]
+    train: Callable[..., tuple[Any, dict, list[tuple], tuple[str, ...], tuple[str, str]]]
+    resumable: bool = False  # train(..., checkpoint=, start=) saves and resumes its whole state
 
 
-def _train_silgpo(g, args, progress):
+def _train_silgpo(g, args, progress, checkpoint=None, start=None):
     from harness.policies.silgpo import train
 
-    actor, _, curve, secs = train(g, args, lambda e, d, sil: progress(e, args.episodes, d))
+    actor, _, curve, secs = train(g, args, lambda e, d, sil: progress(e, args.episodes, d), checkpoint, start)
     rows = list(zip(curve.episodes, curve.delay, curve.sil_on))
     return actor, {"seconds": secs, "best_delay": min(curve.delay, default=None),
                    "servers": g.N, "services": g.S}, rows, ("episode", "delay", "sil_on"), \
@@ -109,7 +112,7 @@ def _learners() -> dict[str, WorldLearner]:
     from harness.policies.silgpo import SilGpoArgs
     from harness.sim.multicluster import MultiClusterConfig
 
-    return {"sil-gpo": WorldLearner("sil-gpo", "servicegraph", SilGpoArgs, ServiceGraphWorld, _train_silgpo),
+    return {"sil-gpo": WorldLearner("sil-gpo", "servicegraph", SilGpoArgs, ServiceGraphWorld, _train_silgpo, True),
             "rsdql-deploy": WorldLearner("rsdql-deploy", "servicegraph", RsdqlDeployArgs, ServiceGraphWorld,
                                          _train_rsdql),
             "ds-ppo": WorldLearner("ds-ppo", "multicluster", DsPpoArgs, MultiClusterConfig, _train_ds("ppo")),
@@ -135,8 +138,11 @@ def parse(name: str, argv: list[str]) -> tuple[Any, Any, Any]:
 
 
 def train_and_save(name: str, args, world, built, out_dir: Path, model: str | None, force: bool,
-                   progress: Callable[[int, int, float], None]) -> tuple[Path, dict]:
-    """Train the world learner ``name`` in ``built`` (from ``parse``); (model path, metadata)."""
+                   progress: Callable[[int, int, float], None], resume: bool = False) -> tuple[Path, dict]:
+    """Train the world learner ``name`` in ``built`` (from ``parse``); (model path, metadata).
+    ``resume``: go on with the training state of ``<model>.ckpt`` (the same settings; more
+    episodes allowed)."""
+    from harness.rl import checkpoint as ckpt
     from harness.rl.acting import save_model
     from harness.rl.curves import write_curve
 
@@ -144,13 +150,35 @@ def train_and_save(name: str, args, world, built, out_dir: Path, model: str | No
     started = time.time()
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(started))
     path = out_dir / f"{model or f'{name}-{learner.world}-seed{args.seed}-{stamp}'}.pt"
+    state = path.with_suffix(".ckpt")
+    settings = {"policy": name, "world_config": dataclasses.asdict(world),
+                "args": {k: v for k, v in dataclasses.asdict(args).items() if k != "episodes"}}
+    start = None
+    if resume:
+        if not learner.resumable:
+            raise UserError(f"{name} does not keep a training state to go on from; resumable: "
+                            + ", ".join(n for n, w in _learners().items() if w.resumable), field="--resume")
+        start = ckpt.load(state, settings, "--resume")
+        force = True  # the model of a shorter run of the same training is replaced
+    elif learner.resumable and state.exists():
+        if not force:
+            raise UserError("a stopped training of that name is here; --resume to go on with it, or --force to "
+                            "start over", source=str(state))
+        state.unlink()  # starting over: a stop before the first save must not resume the old training
     if path.exists() and not force:
         raise UserError("a model of that name exists; choose another --name, or --force to replace it",
                         source=str(path))
-    net, extra, rows, columns, labels = learner.train(built, args, progress)
+    save_state = (lambda st: ckpt.save(state, settings, st)) if learner.resumable else None
+    if save_state is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        net, extra, rows, columns, labels = learner.train(built, args, progress, checkpoint=save_state, start=start)
+    else:
+        net, extra, rows, columns, labels = learner.train(built, args, progress)
     meta = {"policy": name, "world": learner.world, "world_config": dataclasses.asdict(world),
             "args": dataclasses.asdict(args), "name": path.stem,
             "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), **extra}
+    if start is not None:
+        meta["resumed_from_episode"] = start["episode"]
     save_model(net, meta, path)
     write_curve(rows, path.with_suffix(".curve.csv"), path.with_suffix(".curve.png"), f"{name} in {learner.world}",
                 columns, labels)

@@ -52,6 +52,14 @@ class DeployEnv:
         self.invocation_adjacency = adj
         self.reset()
 
+    def carried(self) -> dict:
+        """What one episode hands the next (the reward's previous and lowest final delays), so a
+        saved training goes on with it (``carry``)."""
+        return {"last_episode": self.last_episode, "lowest": self.lowest}
+
+    def carry(self, carried: dict) -> None:
+        self.last_episode, self.lowest = carried["last_episode"], carried["lowest"]
+
     @property
     def steps(self) -> int:
         return len(self.order)
