@@ -84,17 +84,23 @@ class Ranked:
     ratio: float | None = None  # to the reference, mean of the per-cell ratios
     ratio_half: float | None = None
     rank: int = 0
+    paired_by: str = "cell"  # what the interval is over and the ratio pairs: "cell", or "seed" in a one-cell track
 
 
 def ranked(rows: list[dict], track: str, metric: str, better: str, world: str = "sim") -> list[Ranked]:
     """The track's policies by their mean ``metric`` (ties share a rank). The unit is the cell
     (app, scenario): a policy's seeds in a cell are averaged first — they repeat one setting, and
     where nothing in it is random they repeat one number, which would narrow an interval falsely —
-    then the mean and its 95 % interval are over the cells, and so is the ratio to the reference."""
+    then the mean and its 95 % interval are over the cells, and so is the ratio to the reference.
+    A track of one cell has nothing else to vary: its unit is the run (cell, seed), so the interval
+    is over the repeats (zero where they repeat one number) and the ratio pairs the runs of one
+    seed, which took turns."""
+    mine = [r for r in rows if r["track"] == track and r["metric"] == metric and r["world"] == world]
+    one_cell = len({(r["app"], r["scenario"]) for r in mine}) == 1
     per: dict[str, dict[tuple, list[float]]] = {}
-    for r in rows:
-        if r["track"] == track and r["metric"] == metric and r["world"] == world:
-            per.setdefault(r["policy"], {}).setdefault((r["app"], r["scenario"]), []).append(float(r["value"]))
+    for r in mine:
+        unit = (r["app"], r["scenario"]) + ((int(r["seed"]),) if one_cell else ())
+        per.setdefault(r["policy"], {}).setdefault(unit, []).append(float(r["value"]))
     cell_means = {p: {c: sum(v) / len(v) for c, v in cells.items()} for p, cells in per.items()}
     ref = cell_means.get(REFERENCE, {})
     out = []
@@ -102,7 +108,7 @@ def ranked(rows: list[dict], track: str, metric: str, better: str, world: str = 
         mean, half = mean_ci95(list(vals.values()))
         ratios = [v / ref[c] for c, v in vals.items() if c in ref and ref[c]]
         rm, rh = mean_ci95(ratios) if ratios else (None, None)
-        out.append(Ranked(policy, len(vals), mean, half, rm, rh))
+        out.append(Ranked(policy, len({c[:2] for c in vals}), mean, half, rm, rh, paired_by="seed" if one_cell else "cell"))
     sign = 1 if better == "lower" else -1
     out.sort(key=lambda r: (sign * r.mean, r.policy))
     for i, r in enumerate(out):
@@ -120,10 +126,12 @@ def ranked_text(board: Leaderboard, rows: list[dict], world: str = "sim") -> str
     lines = []
     for t in board.tracks:
         table = ranked(rows, t.name, t.primary, t.better, world)
-        lines.append(f"\n{t.name} ({world}): {t.primary}, {t.better} is better; ratio to {REFERENCE}, paired by cell")
-        lines.append(f"{'rank':>4s}  {'policy':16s} {'cells':>5s}  {t.primary + ' (95 % CI)':>24s}  {'ratio to ' + REFERENCE:>18s}")
+        by = table[0].paired_by if table else "cell"
+        lines.append(f"\n{t.name} ({world}): {t.primary}, {t.better} is better; ratio to {REFERENCE}, paired by {by}")
+        w = max([16] + [len(r.policy) for r in table])  # a policy with arguments is a long name
+        lines.append(f"{'rank':>4s}  {'policy':{w}s} {'cells':>5s}  {t.primary + ' (95 % CI)':>24s}  {'ratio to ' + REFERENCE:>18s}")
         for r in table:
-            lines.append(f"{r.rank:4d}  {r.policy:16s} {r.cells:5d}  {fmt_ci(r.mean, r.half):>24s}  "
+            lines.append(f"{r.rank:4d}  {r.policy:{w}s} {r.cells:5d}  {fmt_ci(r.mean, r.half):>24s}  "
                          f"{fmt_ci(r.ratio, r.ratio_half):>18s}")
     return "\n".join(lines)
 
@@ -169,9 +177,10 @@ def write_coverage(board: Leaderboard, cov: Coverage, failed: dict, out: Path) -
         for p in policies:
             w.writerow([p] + [cells_.get((p, t.name), "not in this track's policies") for t in board.tracks])
     width = max(len(t.name) for t in board.tracks) + 2
+    pw = max([16] + [len(p) for p in policies])
     lines = ["\ncoverage (policy × track):"]
     for p in policies:
-        lines.append(f"  {p:16s} " + " | ".join(f"{t.name}: {cells_.get((p, t.name), 'not in the track'):{width}s}"
+        lines.append(f"  {p:{pw}s} " + " | ".join(f"{t.name}: {cells_.get((p, t.name), 'not in the track'):{width}s}"
                                                    for t in board.tracks))
     return path, "\n".join(lines)
 

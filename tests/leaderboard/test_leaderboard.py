@@ -258,3 +258,22 @@ def test_a_track_in_silgpos_world_ranks_the_deployment_baselines_and_a_learner_w
     f.write_text(yaml.safe_dump(bad))
     r = leaderboard(str(f), "--out", str(tmp_path / "bad"))
     assert r.returncode == 2 and "apps" in r.stderr and "seed-N" in r.stderr
+
+
+def test_a_track_of_one_cell_takes_its_interval_and_paired_ratio_over_the_seeds():
+    """One cell (one app, one scenario, e.g. a KubeDSM workload live): the runs are the unit, so the
+    interval is over the repeats and the ratio pairs the runs of one seed; two cells: the seeds are
+    averaged within each and the interval is over the cells."""
+    from harness.leaderboard.tables import ranked
+
+    def row(policy, seed, v, app="a"):
+        return {"track": "t", "metric": "m", "world": "live", "app": app, "scenario": "s", "policy": policy,
+                "seed": seed, "value": v}
+
+    rows = [row("default", s, v) for s, v in enumerate([10, 20, 30])] + [row("x", s, v) for s, v in enumerate([5, 10, 15])]
+    one = {r.policy: r for r in ranked(rows, "t", "m", "lower", "live")}
+    assert one["x"].cells == 1 and one["x"].mean == 10 and one["x"].half > 0
+    assert one["x"].ratio == 0.5 and one["x"].ratio_half == 0  # paired by seed: half of default's every time
+    rows += [row(p, s, 40, app="b") for p in ("default", "x") for s in range(3)]
+    two = {r.policy: r for r in ranked(rows, "t", "m", "lower", "live")}
+    assert two["x"].cells == 2 and two["x"].mean == (10 + 40) / 2 and two["x"].ratio == (0.5 + 1.0) / 2
