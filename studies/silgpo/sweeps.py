@@ -1,13 +1,17 @@
 """The three sweeps of SIL-GPO's Figs 8-10 (arrival rate, chain length, number of requests) for
-the deployment baselines, in the code's form of the total delay (what the figures plot), at the
-values of the authors' parameter files (notes §7.2.4).
+the deployment baselines and the agent, in the code's form of the total delay (what the figures
+plot), at the values of the authors' parameter files (notes §7.2.4).
 
     .venv/bin/python -m studies.silgpo.sweeps [--seeds 3] [--only preferred,queue-greedy,mfds-fpr,helas]
+        [--agent-dir DIR [--train-flags "..."]]
 
-Per point: each baseline's mean over generated instances (seeds 0..n-1, the code's values) with
-a 95 % interval, the ranking, and the paper's HELAS / MFDS-FPR gaps to the best (the paper's
-SIL-GPO margins are −32.6/−24.8 % (Fig. 8), −28.6/−20.7 % (Fig. 9), −35.2/−25.4 % (Fig. 10)
-against HELAS/MFDS-FPR). SIL-GPO itself is not yet on harness (issue 41).
+Per point: each deployer's mean over generated instances (seeds 0..n-1, the code's values) with
+a 95 % interval, and the ranking. With ``--agent-dir``, SIL-GPO joins: one model per point and
+instance (``sil-gpo-<figure>-<value>-i<seed>.pt``, trained with ``--train-flags`` and training
+seed instance + 1), trained where missing, resumed where stopped (``.ckpt``), so the sweep spans
+sessions; each row then gives SIL-GPO's margin over HELAS, MFDS-FPR and the best baseline beside
+the paper's (−32.6/−24.8/−19.4 % in Fig. 8, −28.6/−20.7/−15.5 % in Fig. 9, −35.2/−25.4/−10.6 %
+in Fig. 10, against HELAS/MFDS-FPR/RSDQL).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -24,6 +29,31 @@ from harness.sim.servicegraph import ServiceGraphConfig, delay, generate
 
 SWEEPS = {"arrival": [(1, 3), (2, 4), (3, 5), (4, 6), (5, 7)], "chain": [(2, 4), (3, 5), (4, 6), (5, 7), (6, 8)],
           "requests": [10, 20, 30, 40, 50]}
+PAPER_MARGINS = {"arrival": "-32.6/-24.8/-19.4", "chain": "-28.6/-20.7/-15.5", "requests": "-35.2/-25.4/-10.6"}
+FAST = "--encoder mlp --lr-actor 5e-4 --lr-critic 1e-4 --episodes 400"  # see the study's README: the agent
+
+
+def label(value) -> str:
+    return f"{value[0]}-{value[1]}" if isinstance(value, tuple) else str(value)
+
+
+def agent_deployment(figure: str, value, seed: int, g, folder: Path, flags: str) -> np.ndarray:
+    """SIL-GPO's deployment of instance ``seed`` at this point: its model, trained (or resumed)
+    first if it is not in ``folder``."""
+    from harness.policies import world_learners
+    from harness.policies.silgpo import deploy, load_actor
+
+    name = f"sil-gpo-{figure}-{label(value)}-i{seed}"
+    path = folder / f"{name}.pt"
+    if not path.exists():
+        sweep = f"{figure}={','.join(map(str, value)) if isinstance(value, tuple) else value}"
+        args, world, built = world_learners.parse("sil-gpo", [*flags.split(), "--instance", str(seed), "--sweep", sweep,
+                                                              "--seed", str(seed + 1)])
+        t = time.monotonic()
+        world_learners.train_and_save("sil-gpo", args, world, built, folder, name, False, lambda *a: None,
+                                      resume=path.with_suffix(".ckpt").exists())
+        print(f"    trained {name} in {time.monotonic() - t:.0f} s", file=sys.stderr, flush=True)
+    return deploy(g, load_actor(path, g)[0])
 
 
 def main() -> int:
@@ -31,24 +61,37 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--only", default="preferred,queue-greedy,mfds-fpr,helas")
     ap.add_argument("--figures", default=",".join(SWEEPS))
+    ap.add_argument("--agent-dir", type=Path, help="SIL-GPO's models per point and instance (trained where missing)")
+    ap.add_argument("--train-flags", default=FAST, help=f"harness train's flags for them (default: {FAST!r})")
     args = ap.parse_args()
     names, t0 = args.only.split(","), time.monotonic()
+    columns = names + (["sil-gpo"] if args.agent_dir else [])
     base = ServiceGraphConfig(silgpo_compat=True)
     for figure in args.figures.split(","):
         print(f"\nFig. {dict(arrival=8, chain=9, requests=10)[figure]}, {figure}:")
-        print(f"  {'value':>8s} {'N':>4s} " + " ".join(f"{n:>17s}" for n in names) + "   ranking")
+        margin = (f"   sil-gpo against (paper: {PAPER_MARGINS[figure]} % against helas/mfds-fpr/rsdql)"
+                  if args.agent_dir else "")
+        print(f"  {'value':>8s} {'N':>4s} " + " ".join(f"{n:>17s}" for n in columns) + "   ranking" + margin)
         for value in SWEEPS[figure]:
             cfg = base.sweep(figure, value)
             worlds = [generate(cfg, s) for s in range(args.seeds)]
-            cells = {}
-            for name in names:
-                cells[name] = mean_ci95([delay(g, DEPLOYERS[name](g, np.random.default_rng(s))).total
-                                         for s, g in enumerate(worlds)])
-            rank = sorted(names, key=lambda n: cells[n][0])
-            label = f"{value[0]}-{value[1]}" if isinstance(value, tuple) else str(value)
-            print(f"  {label:>8s} {int(np.mean([len(g.to_place()) for g in worlds])):4d} "
-                  + " ".join(f"{cells[n][0]:9.2f} ± {cells[n][1] or 0:5.2f}" for n in names)
-                  + "   " + " < ".join(rank), flush=True)
+            runs = {name: [delay(g, DEPLOYERS[name](g, np.random.default_rng(s))).total for s, g in enumerate(worlds)]
+                    for name in names}
+            if args.agent_dir:
+                args.agent_dir.mkdir(parents=True, exist_ok=True)
+                runs["sil-gpo"] = [delay(g, agent_deployment(figure, value, s, g, args.agent_dir, args.train_flags)).total
+                                   for s, g in enumerate(worlds)]
+            cells = {name: mean_ci95(v) for name, v in runs.items()}
+            rank = sorted(columns, key=lambda n: cells[n][0])
+            line = (f"  {label(value):>8s} {int(np.mean([len(g.to_place()) for g in worlds])):4d} "
+                    + " ".join(f"{cells[n][0]:9.2f} ± {cells[n][1] or 0:5.2f}" for n in columns) + "   " + " < ".join(rank))
+            if args.agent_dir:  # paired by instance: the agent and each baseline placed the same ones
+                best = min(names, key=lambda n: cells[n][0])
+                gaps = {label_: 100 * float(np.mean([a / b - 1 for a, b in zip(runs["sil-gpo"], runs[n])]))
+                        for label_, n in [("helas", "helas"), ("mfds-fpr", "mfds-fpr"), (f"best ({best})", best)]
+                        if n in runs}
+                line += "   " + ", ".join(f"{n} {x:+.1f} %" for n, x in gaps.items())
+            print(line, flush=True)
     print(f"\n{args.seeds} generated instances per point; {time.monotonic() - t0:.0f} s")
     return 0
 
