@@ -47,7 +47,7 @@ def train(
     if policy in world_learners.NAMES:  # its world is not CEEnv: no app or profile
         return _train_world(ctx, policy, out, name, force, show_help, resume)
     if resume:
-        raise UserError(f"{policy} does not keep a training state to go on from; resumable: sil-gpo", field="--resume")
+        world_learners.not_resumable(policy)
     cls = resolve(policy)
     if Ability.TRAIN not in cls.abilities:
         from harness.policies import REGISTRY

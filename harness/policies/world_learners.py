@@ -137,6 +137,11 @@ def parse(name: str, argv: list[str]) -> tuple[Any, Any, Any]:
     return parsed[f"{name} (its Args)"], world, world.build() if hasattr(world, "build") else world
 
 
+def not_resumable(name: str) -> None:
+    raise UserError(f"{name} does not keep a training state to go on from; resumable: "
+                    + ", ".join(n for n, w in _learners().items() if w.resumable), field="--resume")
+
+
 def train_and_save(name: str, args, world, built, out_dir: Path, model: str | None, force: bool,
                    progress: Callable[[int, int, float], None], resume: bool = False) -> tuple[Path, dict]:
     """Train the world learner ``name`` in ``built`` (from ``parse``); (model path, metadata).
@@ -156,14 +161,13 @@ def train_and_save(name: str, args, world, built, out_dir: Path, model: str | No
     start = None
     if resume:
         if not learner.resumable:
-            raise UserError(f"{name} does not keep a training state to go on from; resumable: "
-                            + ", ".join(n for n, w in _learners().items() if w.resumable), field="--resume")
+            not_resumable(name)
         start = ckpt.load(state, settings, "--resume")
         force = True  # the model of a shorter run of the same training is replaced
     elif learner.resumable and state.exists():
         if not force:
-            raise UserError("a stopped training of that name is here; --resume to go on with it, or --force to "
-                            "start over", source=str(state))
+            raise UserError("a training of that name left its state here; --resume to go on with it (or past its "
+                            "--episodes), or --force to start over", source=str(state))
         state.unlink()  # starting over: a stop before the first save must not resume the old training
     if path.exists() and not force:
         raise UserError("a model of that name exists; choose another --name, or --force to replace it",

@@ -104,3 +104,5 @@ def test_a_stopped_sil_gpo_training_resumes_to_the_same_model_bit_for_bit(tmp_pa
     assert r.returncode == 2 and "seed: 1 saved, 2 now" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     r = harness("train", "--policy", "sil-gpo", "--episodes", "30", *flags, "--out", str(tmp_path), "--name", "two")
     assert r.returncode == 2 and "--resume to go on" in r.stderr
+    r = harness("train", "--policy", "reach", "--resume")
+    assert r.returncode == 2 and "resumable: sil-gpo" in r.stderr
