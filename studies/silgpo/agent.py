@@ -3,10 +3,13 @@ of the total delay (what their learning curves log), beside the baselines and th
 convergence.
 
     .venv/bin/python -m studies.silgpo.agent [--episodes 400] [--seeds 1] [--encoder gat|mlp]
-        [--sil auto|on|off] [--code-sil] [--threads 1] [--out results/silgpo]
+        [--sil auto|on|off] [--code-sil] [--threads 1] [--models results/silgpo-models] [--out results/silgpo]
 
-Per seed: the greedy evaluations every 10 episodes (written as CSV under --out), the last and
-best evaluated delay, the episode at which the evaluations reached 95 % of their improvement,
+Each seed's model is ``harness train``'s (``--models``/sil-gpo-authors-<variant>-s<seed>.pt):
+used if it has the episodes asked, else trained, or resumed from its ``.ckpt`` — a GAT model
+takes hours here, so the seeds span sessions (``harness train --resume`` makes the same files).
+Per seed: the greedy evaluations every 10 episodes (its ``.curve.csv``), the last and best
+evaluated delay, the episode at which the evaluations reached 95 % of their improvement,
 seconds per episode; then the mean over seeds with a 95 % interval, beside the code's greedy
 (24.75), harness's queue-greedy (24.74) and the authors' logged SIL-GPO (about 26.8 from
 episode 1,560 on; it starts near 67). ``--code-sil`` detaches the SIL value loss as the code
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import sys
 import time
 from pathlib import Path
@@ -25,7 +29,7 @@ import numpy as np
 import torch
 
 from harness.policies.deployment import DEPLOYERS
-from harness.policies.silgpo import SilGpoArgs, deploy, train
+from harness.policies.silgpo import Curve, deploy, load_actor
 from harness.results.stats import mean_ci95
 from harness.sim.servicegraph import code_instance, delay
 
@@ -41,34 +45,31 @@ def main() -> int:
     ap.add_argument("--sil", default="auto", choices=["auto", "on", "off"])
     ap.add_argument("--code-sil", action="store_true", help="detach the SIL value loss, as the authors' code does")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (two runs side by side: 1 each)")
-    ap.add_argument("--out", type=Path, default=Path("results/silgpo"))
+    ap.add_argument("--models", type=Path, default=Path("results/silgpo-models"),
+                    help="where the seeds' models are kept (trained or resumed where short)")
+    ap.add_argument("--out", type=Path, default=Path("results/silgpo"), help="the learning curves' plot")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     g = code_instance()
     label = f"{args.encoder}-sil_{args.sil}{'-code' if args.code_sil else ''}"
+    variant = args.encoder + ("" if args.sil == "auto" else f"-sil_{args.sil}") + ("-code" if args.code_sil else "")
     args.out.mkdir(parents=True, exist_ok=True)
     finals, bests, reach95, speed, curves = [], [], [], [], []
     for seed in range(args.first_seed, args.first_seed + args.seeds):
-        cfg = SilGpoArgs(episodes=args.episodes, encoder=args.encoder, sil=args.sil,
-                         sil_critic_grad=not args.code_sil, seed=seed)
-
-        def progress(episode, d, sil_on):
-            if episode % 50 == 0:
-                print(f"  seed {seed} episode {episode:5d}: evaluated {d:8.3f}{'  (SIL on)' if sil_on else ''}",
-                      file=sys.stderr, flush=True)
-
-        actor, _, curve, secs = train(g, cfg, progress)
-        final = delay(g, deploy(g, actor)).total
-        path = args.out / f"{label}-seed{seed}.csv"
-        with path.open("w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["episode", "delay", "sil_on"])
-            w.writerows(zip(curve.episodes, curve.delay, curve.sil_on))
+        path = trained(args.models / f"sil-gpo-authors-{variant}-s{seed}.pt", seed, args)
+        meta = json.loads(path.with_suffix(".json").read_text())
+        curve = Curve()
+        with path.with_suffix(".curve.csv").open() as f:
+            for row in csv.DictReader(f):
+                curve.episodes.append(int(row["episode"]))
+                curve.delay.append(float(row["delay"]))
+                curve.sil_on.append(row["sil_on"] == "True")
+        final = delay(g, deploy(g, load_actor(path, g)[0])).total
         curves.append((seed, curve))
         finals.append(final)
         bests.append(min(curve.delay))
         reach95.append(curve.to_reach(0.95))
-        speed.append(secs / args.episodes)
+        speed.append(meta["seconds"] / meta["args"]["episodes"])
         print(f"seed {seed}: first evaluation {curve.delay[0]:.3f}, last {final:.3f}, best {min(curve.delay):.3f}, "
               f"95 % of the improvement by episode {reach95[-1]}, {speed[-1]:.2f} s/episode ({path})", flush=True)
     (fm, fh), (bm, bh) = mean_ci95(finals), mean_ci95(bests)
@@ -81,7 +82,50 @@ def main() -> int:
           f"(from episode {LOGGED['converged from episode']}, starting ≈ {LOGGED['start']:.0f})")
     print(f"  SIL-GPO against the best baseline: {100 * (fm / min(pg, qg) - 1):+.1f} %")
     print(f"  learning curves: {plot(curves, label, {'the code greedy': pg, 'queue-greedy': qg}, args.out)}")
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    print(ranking(g, {f"sil-gpo ({label}, last)": finals, f"sil-gpo ({label}, best evaluated)": bests},
+                  seeds, args.models, args.encoder))
     return 0
+
+
+def ranking(g, agents: dict[str, list[float]], seeds: list[int], models: Path, encoder: str) -> str:
+    """Every deployer on the authors' instance by total delay, mean ± 95 % interval over the seeds
+    (a baseline's own randomness; one number for the deterministic ones), the agents beside them;
+    RSDQL from its models (``rsdql-deploy-authors-<encoder>-s<seed>.pt``) where they are."""
+    from harness.policies import rsdql_deploy
+
+    rows = dict(agents)
+    for name, deployer in DEPLOYERS.items():
+        rows[name] = [delay(g, deployer(g, np.random.default_rng(s))).total for s in seeds]
+    rsdql = [models / f"rsdql-deploy-authors-{encoder}-s{s}.pt" for s in seeds]
+    if have := [m for m in rsdql if m.exists()]:
+        rows[f"rsdql-deploy ({len(have)} of {len(seeds)} seeds)"] = [
+            delay(g, rsdql_deploy.deploy(g, rsdql_deploy.load_net(m, g)[0])).total for m in have]
+    lines = [f"\nranked by total delay on the authors' instance ({len(seeds)} seeds):"]
+    for rank, (name, v) in enumerate(sorted(rows.items(), key=lambda kv: np.mean(kv[1])), 1):
+        m, h = mean_ci95(v)
+        lines.append(f"  {rank:2d}  {name:44s} {m:9.3f} ± {h or 0:6.3f}")
+    if not any(m.exists() for m in rsdql):
+        lines.append(f"  rsdql-deploy: no model in {models} (harness train --policy rsdql-deploy --encoder {encoder} "
+                     f"--seed N --out {models} --name rsdql-deploy-authors-{encoder}-sN)")
+    return "\n".join(lines)
+
+
+def trained(path: Path, seed: int, args) -> Path:
+    """The model at ``path`` with ``args.episodes`` episodes: as it is, trained, or resumed."""
+    from harness.policies import world_learners
+
+    if path.exists() and json.loads(path.with_suffix(".json").read_text())["args"]["episodes"] >= args.episodes:
+        return path
+    flags = ["--episodes", str(args.episodes), "--encoder", args.encoder, "--sil", args.sil, "--seed", str(seed)]
+    a, world, built = world_learners.parse("sil-gpo", flags + (["--no-sil-critic-grad"] if args.code_sil else []))
+
+    def progress(episode, total, d):
+        if episode % 50 == 0:
+            print(f"  seed {seed} episode {episode:5d}: evaluated {d:8.3f}", file=sys.stderr, flush=True)
+    world_learners.train_and_save("sil-gpo", a, world, built, path.parent, path.stem, True, progress,
+                                  resume=path.with_suffix(".ckpt").exists())
+    return path
 
 
 def plot(curves, label: str, lines: dict[str, float], out: Path) -> Path:
