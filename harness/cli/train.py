@@ -25,7 +25,8 @@ def train(
                                          "flags given after it override it."),
     force: bool = typer.Option(False, "--force", help="Replace a model of the same name."),
     resume: bool = typer.Option(False, "--resume", help="Go on with the stopped (or finished) training of the same "
-                                "--name and flags from its <name>.ckpt, saved every 50 episodes (sil-gpo); "
+                                "--name and flags from its <name>.ckpt, saved every 50 episodes (sil-gpo, "
+                                "rsdql-deploy); "
                                 "--episodes may grow."),
     show_help: bool = typer.Option(False, "--help", help="Show this message and the policy's own flags."),
 ) -> None:

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from harness.policies.silgpo import Curve
+from harness.rl.checkpoint import EVERY as CHECKPOINT_EVERY
 from harness.sim.deployenv import DeployEnv
 from harness.sim.servicegraph import ServiceGraph, delay
 
@@ -82,8 +83,11 @@ def load_net(path, g: ServiceGraph):
     return load_model(path, make)
 
 
-def train(g: ServiceGraph, args: RsdqlDeployArgs, on_progress: Callable[[int, float], None] | None = None):
-    """(the network of the best evaluation, Curve, seconds)."""
+def train(g: ServiceGraph, args: RsdqlDeployArgs, on_progress: Callable[[int, float], None] | None = None,
+          checkpoint: Callable[[dict], None] | None = None, start: dict | None = None):
+    """(the network of the best evaluation, Curve, seconds). ``checkpoint``/``start``: the whole
+    training state every ``CHECKPOINT_EVERY`` episodes, and going on from one, as
+    ``silgpo.train`` does."""
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
     env = DeployEnv(g)
@@ -92,8 +96,16 @@ def train(g: ServiceGraph, args: RsdqlDeployArgs, on_progress: Callable[[int, fl
     opt = torch.optim.Adam(net.parameters(), lr=args.lr)
     ring: list[tuple] = []
     size, steps, eps = args.buffer_episodes * env.steps, 0, args.eps_start
-    best, best_delay, curve, t0 = copy.deepcopy(net), np.inf, Curve(), time.monotonic()
-    for episode in range(1, args.episodes + 1):
+    best, best_delay, curve, t0, first, spent = copy.deepcopy(net), np.inf, Curve(), time.monotonic(), 1, 0.0
+    if start is not None:
+        for module, key in ((net, "net"), (target, "target"), (best, "best"), (opt, "opt")):
+            module.load_state_dict(start[key])
+        rng.bit_generator.state = start["np_rng"]
+        torch.set_rng_state(start["torch_rng"])
+        env.carry(start["env"])
+        ring, steps, eps, best_delay, curve = start["ring"], start["steps"], start["eps"], start["best_delay"], start["curve"]
+        first, spent = start["episode"] + 1, start["seconds"]
+    for episode in range(first, args.episodes + 1):
         obs = env.reset()
         while not env.done:
             mask = env.action_masks()
@@ -118,7 +130,13 @@ def train(g: ServiceGraph, args: RsdqlDeployArgs, on_progress: Callable[[int, fl
             curve.sil_on.append(False)
             if on_progress:
                 on_progress(episode, now)
-    return best, curve, time.monotonic() - t0
+        if checkpoint is not None and episode % CHECKPOINT_EVERY == 0:
+            checkpoint({"episode": episode, "net": net.state_dict(), "target": target.state_dict(),
+                        "best": best.state_dict(), "opt": opt.state_dict(), "np_rng": rng.bit_generator.state,
+                        "torch_rng": torch.get_rng_state(), "env": env.carried(), "ring": ring, "steps": steps,
+                        "eps": eps, "best_delay": best_delay, "curve": curve,
+                        "seconds": spent + time.monotonic() - t0})
+    return best, curve, spent + time.monotonic() - t0
 
 
 def _learn(net, target, opt, batch: list[tuple], args: RsdqlDeployArgs) -> float:

@@ -32,6 +32,7 @@ from typing import Callable
 import numpy as np
 import torch
 
+from harness.rl.checkpoint import EVERY as CHECKPOINT_EVERY  # a multiple of the batch and of the evaluations' period
 from harness.rl.nets import masked_categorical, masked_log_softmax
 from harness.rl.ppo import gae
 from harness.sim.deployenv import DeployEnv
@@ -178,9 +179,6 @@ def rollout(env: DeployEnv, actor) -> DeployEnv:
     while not env.done:
         obs = env.step(act(actor, env, obs=obs)[0])[0]
     return env
-
-
-CHECKPOINT_EVERY = 50  # episodes between two saved training states (a multiple of batch and evaluation)
 
 
 def train(g: ServiceGraph, args: SilGpoArgs, on_progress: Callable[[int, float, bool], None] | None = None,

@@ -4,7 +4,7 @@ service-graph deployment world (paper 002). ``harness train --policy NAME`` trai
 world it declares: every field of its Args and of its world's settings is a flag, and the model
 is saved as every harness model is (``<out>/<name>.pt`` with its metadata in ``.json`` and its
 learning curve in ``.curve.csv`` and ``.curve.png``). A learner that can stop and go on
-(``resumable``: SIL-GPO, whose models take hours here) also keeps its training state in
+(``resumable``: SIL-GPO and RSDQL's deployment DQN, whose models take hours here) also keeps its training state in
 ``<name>.ckpt``; ``resume`` goes on from it.
 """
 
@@ -72,10 +72,10 @@ def _train_silgpo(g, args, progress, checkpoint=None, start=None):
         ("episode", "total delay of the greedy policy")
 
 
-def _train_rsdql(g, args, progress):
+def _train_rsdql(g, args, progress, checkpoint=None, start=None):
     from harness.policies.rsdql_deploy import train
 
-    net, curve, secs = train(g, args, lambda e, d: progress(e, args.episodes, d))
+    net, curve, secs = train(g, args, lambda e, d: progress(e, args.episodes, d), checkpoint, start)
     rows = list(zip(curve.episodes, curve.delay))
     return net, {"seconds": secs, "best_delay": min(curve.delay, default=None), "servers": g.N, "services": g.S}, \
         rows, ("episode", "delay"), ("episode", "total delay of the greedy policy")
@@ -114,7 +114,7 @@ def _learners() -> dict[str, WorldLearner]:
 
     return {"sil-gpo": WorldLearner("sil-gpo", "servicegraph", SilGpoArgs, ServiceGraphWorld, _train_silgpo, True),
             "rsdql-deploy": WorldLearner("rsdql-deploy", "servicegraph", RsdqlDeployArgs, ServiceGraphWorld,
-                                         _train_rsdql),
+                                         _train_rsdql, True),
             "ds-ppo": WorldLearner("ds-ppo", "multicluster", DsPpoArgs, MultiClusterConfig, _train_ds("ppo")),
             "ds-dqn": WorldLearner("ds-dqn", "multicluster", DsDqnArgs, MultiClusterConfig, _train_ds("dqn"))}
 

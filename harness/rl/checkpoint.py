@@ -9,6 +9,8 @@ import torch
 
 from harness.errors import UserError
 
+EVERY = 50  # episodes between two saved states of a training that saves them (SIL-GPO, RSDQL's deployment DQN)
+
 
 def save(path: Path, settings: dict, state: dict) -> None:
     """``state`` (nets, optimisers, random streams, buffers: anything torch.save pickles) with the

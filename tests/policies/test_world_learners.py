@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 import torch
 
 from tests.conftest import REPO
@@ -77,19 +78,22 @@ def test_a_bad_world_setting_is_one_line_and_status_2(tmp_path):
     assert not list(tmp_path.iterdir())  # nothing half-written
 
 
-def test_a_stopped_sil_gpo_training_resumes_to_the_same_model_bit_for_bit(tmp_path, monkeypatch):
+@pytest.mark.parametrize("learner,extra", [("sil-gpo", ["--batch-episodes", "5"]),
+                                           ("rsdql-deploy", ["--batch", "32", "--evaluate-every", "5"])])
+def test_a_stopped_training_resumes_to_the_same_model_bit_for_bit(tmp_path, monkeypatch, learner, extra):
     """Trained 20 episodes straight, or 10 then resumed to 20 from its .ckpt (saved every 10 here):
     the same weights and curve. Other flags on resume are one line and status 2."""
-    from harness.policies import silgpo
+    from harness.policies import rsdql_deploy, silgpo
 
     monkeypatch.setattr(silgpo, "CHECKPOINT_EVERY", 10)
+    monkeypatch.setattr(rsdql_deploy, "CHECKPOINT_EVERY", 10)
     from harness.policies.world_learners import parse, train_and_save
 
-    flags = ["--encoder", "mlp", "--instance", "0", "--sweep", "requests=10", "--batch-episodes", "5"]
+    flags = ["--encoder", "mlp", "--instance", "0", "--sweep", "requests=10", *extra]
 
-    def run(name, episodes, resume=False, extra=()):
-        args, world, built = parse("sil-gpo", ["--episodes", str(episodes), *flags, *extra])
-        return train_and_save("sil-gpo", args, world, built, tmp_path, name, False, lambda *a: None, resume)
+    def run(name, episodes, resume=False):
+        args, world, built = parse(learner, ["--episodes", str(episodes), *flags])
+        return train_and_save(learner, args, world, built, tmp_path, name, False, lambda *a: None, resume)
 
     straight, _ = run("one", 20)
     run("two", 10)
@@ -99,10 +103,12 @@ def test_a_stopped_sil_gpo_training_resumes_to_the_same_model_bit_for_bit(tmp_pa
     a, b = (torch.load(p, weights_only=False)["state_dict"] for p in (straight, resumed))
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
     assert (tmp_path / "one.curve.csv").read_text() == (tmp_path / "two.curve.csv").read_text()
-    r = harness("train", "--policy", "sil-gpo", "--episodes", "30", *flags, "--seed", "2", "--out", str(tmp_path),
+    if learner != "sil-gpo":
+        return
+    r = harness("train", "--policy", learner, "--episodes", "30", *flags, "--seed", "2", "--out", str(tmp_path),
                 "--name", "two", "--resume")
     assert r.returncode == 2 and "seed: 1 saved, 2 now" in r.stderr and len(r.stderr.strip().splitlines()) == 1
-    r = harness("train", "--policy", "sil-gpo", "--episodes", "30", *flags, "--out", str(tmp_path), "--name", "two")
+    r = harness("train", "--policy", learner, "--episodes", "30", *flags, "--out", str(tmp_path), "--name", "two")
     assert r.returncode == 2 and "--resume to go on" in r.stderr
     r = harness("train", "--policy", "reach", "--resume")
-    assert r.returncode == 2 and "resumable: sil-gpo" in r.stderr
+    assert r.returncode == 2 and "resumable: sil-gpo, rsdql-deploy" in r.stderr
