@@ -48,6 +48,8 @@ def main() -> int:
     ap.add_argument("--models", type=Path, default=Path("results/silgpo-models"),
                     help="where the seeds' models are kept (trained or resumed where short)")
     ap.add_argument("--out", type=Path, default=Path("results/silgpo"), help="the learning curves' plot")
+    ap.add_argument("--rsdql-encoder", default="mlp", choices=["gat", "mlp"],
+                    help="RSDQL's models to rank beside (rsdql-deploy-authors-<encoder>-s<seed>.pt in --models)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     g = code_instance()
@@ -84,7 +86,7 @@ def main() -> int:
     print(f"  learning curves: {plot(curves, label, {'the code greedy': pg, 'queue-greedy': qg}, args.out)}")
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     print(ranking(g, {f"sil-gpo ({label}, last)": finals, f"sil-gpo ({label}, best evaluated)": bests},
-                  seeds, args.models, args.encoder))
+                  seeds, args.models, args.rsdql_encoder))
     return 0
 
 
@@ -99,7 +101,7 @@ def ranking(g, agents: dict[str, list[float]], seeds: list[int], models: Path, e
         rows[name] = [delay(g, deployer(g, np.random.default_rng(s))).total for s in seeds]
     rsdql = [models / f"rsdql-deploy-authors-{encoder}-s{s}.pt" for s in seeds]
     if have := [m for m in rsdql if m.exists()]:
-        rows[f"rsdql-deploy ({len(have)} of {len(seeds)} seeds)"] = [
+        rows[f"rsdql-deploy ({encoder}, {len(have)} of {len(seeds)} seeds)"] = [
             delay(g, rsdql_deploy.deploy(g, rsdql_deploy.load_net(m, g)[0])).total for m in have]
     lines = [f"\nranked by total delay on the authors' instance ({len(seeds)} seeds):"]
     for rank, (name, v) in enumerate(sorted(rows.items(), key=lambda kv: np.mean(kv[1])), 1):
