@@ -78,15 +78,15 @@ def test_a_bad_world_setting_is_one_line_and_status_2(tmp_path):
     assert not list(tmp_path.iterdir())  # nothing half-written
 
 
-@pytest.mark.parametrize("learner,extra", [("sil-gpo", ["--batch-episodes", "5"]),
+@pytest.mark.parametrize("learner,extra", [("sil-gpo", ["--batch-episodes", "5", "--evaluate-every", "5"]),
                                            ("rsdql-deploy", ["--batch", "32", "--evaluate-every", "5"])])
 def test_a_stopped_training_resumes_to_the_same_model_bit_for_bit(tmp_path, monkeypatch, learner, extra):
-    """Trained 20 episodes straight, or 10 then resumed to 20 from its .ckpt (saved every 10 here):
+    """Trained 10 episodes straight, or 5 then resumed to 10 from its .ckpt (saved every 5 here):
     the same weights and curve. Other flags on resume are one line and status 2."""
     from harness.policies import rsdql_deploy, silgpo
 
-    monkeypatch.setattr(silgpo, "CHECKPOINT_EVERY", 10)
-    monkeypatch.setattr(rsdql_deploy, "CHECKPOINT_EVERY", 10)
+    monkeypatch.setattr(silgpo, "CHECKPOINT_EVERY", 5)
+    monkeypatch.setattr(rsdql_deploy, "CHECKPOINT_EVERY", 5)
     from harness.policies.world_learners import parse, train_and_save
 
     flags = ["--encoder", "mlp", "--instance", "0", "--sweep", "requests=10", *extra]
@@ -95,11 +95,11 @@ def test_a_stopped_training_resumes_to_the_same_model_bit_for_bit(tmp_path, monk
         args, world, built = parse(learner, ["--episodes", str(episodes), *flags])
         return train_and_save(learner, args, world, built, tmp_path, name, False, lambda *a: None, resume)
 
-    straight, _ = run("one", 20)
-    run("two", 10)
+    straight, _ = run("one", 10)
+    run("two", 5)
     assert (tmp_path / "two.ckpt").exists()
-    resumed, meta = run("two", 20, resume=True)
-    assert meta["resumed_from_episode"] == 10
+    resumed, meta = run("two", 10, resume=True)
+    assert meta["resumed_from_episode"] == 5
     a, b = (torch.load(p, weights_only=False)["state_dict"] for p in (straight, resumed))
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
     assert (tmp_path / "one.curve.csv").read_text() == (tmp_path / "two.curve.csv").read_text()
