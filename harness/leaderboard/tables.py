@@ -141,10 +141,11 @@ def write_ranked(board: Leaderboard, rows: list[dict], out: Path, world: str = "
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["track", "metric", "better", "rank", "policy", "cells", "mean", "ci95", f"ratio_to_{REFERENCE}",
-                    "ratio_ci95"])
+                    "ratio_ci95", "paired_by"])
         for t in board.tracks:
             for r in ranked(rows, t.name, t.primary, t.better, world):
-                w.writerow([t.name, t.primary, t.better, r.rank, r.policy, r.cells, r.mean, r.half, r.ratio, r.ratio_half])
+                w.writerow([t.name, t.primary, t.better, r.rank, r.policy, r.cells, r.mean, r.half, r.ratio, r.ratio_half,
+                            r.paired_by])
     return path
 
 

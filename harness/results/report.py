@@ -465,6 +465,11 @@ def leaderboard(folder: Path) -> Section:
     rho = meta.get("sim_live_spearman") or {}
     agreement = ("; sim vs live, Spearman's ρ of the ranks: " + ", ".join(
         f"{t} {'-' if v is None else f'{v:.2f}'}" for t, v in rho.items())) if rho else ""
+    ranked_in = {w: pd.read_csv(folder / f"ranked-{w}.csv") for w in worlds}
+    one_cell = sorted({t for df in ranked_in.values() if "paired_by" in df  # older folders lack the column
+                       for t in df.loc[df.paired_by == "seed", "track"]})
+    by_seed = (f" (in {', '.join(one_cell)}, a track of one setting, over its seeds and paired seed by seed)"
+               if one_cell else "")
     sec = Section(f"Leaderboard {meta['name']} v{meta['version']}",
                   f"Every policy on every track its abilities fit, {' and '.join(where[w] for w in worlds)}, on the one "
                   f"ground: seeds 0..{meta['seeds'] - 1} "
@@ -472,9 +477,8 @@ def leaderboard(folder: Path) -> Section:
                   f"{meta.get('executor', 'pool')}, {meta['wall_s']} s"
                   f"{'' if meta.get('parts', 1) == 1 else ' in ' + str(meta['parts']) + ' parts (resumed)'}, {meta['rows']} numbers in "
                   f"{folder / 'leaderboard.csv'}; {len(failed)} failed cells. Mean ± 95 % interval over the cells a "
-                  f"policy ran; the ratio to default is paired cell by cell{agreement}.")
-    for world in worlds:
-        ranked = pd.read_csv(folder / f"ranked-{world}.csv")
+                  f"policy ran; the ratio to default is paired cell by cell{by_seed}{agreement}.")
+    for world, ranked in ranked_in.items():
         for track, t in ranked.groupby("track", sort=False):
             t = t.sort_values("rank")
             fig, ax = plt.subplots(figsize=(7, 0.3 * len(t) + 1))
