@@ -32,7 +32,7 @@ from harness.sim.servicegraph import ServiceGraphConfig, delay, generate
 SWEEPS = {"arrival": [(1, 3), (2, 4), (3, 5), (4, 6), (5, 7)], "chain": [(2, 4), (3, 5), (4, 6), (5, 7), (6, 8)],
           "requests": [10, 20, 30, 40, 50]}
 PAPER_MARGINS = {"arrival": "-32.6/-24.8/-19.4", "chain": "-28.6/-20.7/-15.5", "requests": "-35.2/-25.4/-10.6"}
-FAST = "--encoder mlp --lr-actor 5e-4 --lr-critic 1e-4 --episodes 400"  # see the study's README: the agent
+FAST = "--encoder mlp --lr-actor 5e-4 --lr-critic 1e-4 --episodes 400"  # studies/silgpo/README.md, "The agent"
 
 
 def label(value) -> str:
