@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from harness.policies.silgpo import Curve
-from harness.rl.checkpoint import EVERY as CHECKPOINT_EVERY
+from harness.rl.checkpoint import EVERY as CHECKPOINT_EVERY, random_state, restore_random
 from harness.sim.deployenv import DeployEnv
 from harness.sim.servicegraph import ServiceGraph, delay
 
@@ -100,8 +100,7 @@ def train(g: ServiceGraph, args: RsdqlDeployArgs, on_progress: Callable[[int, fl
     if start is not None:
         for module, key in ((net, "net"), (target, "target"), (best, "best"), (opt, "opt")):
             module.load_state_dict(start[key])
-        rng.bit_generator.state = start["np_rng"]
-        torch.set_rng_state(start["torch_rng"])
+        restore_random(rng, start)
         env.carry(start["env"])
         ring, steps, eps, best_delay, curve = start["ring"], start["steps"], start["eps"], start["best_delay"], start["curve"]
         first, spent = start["episode"] + 1, start["seconds"]
@@ -132,8 +131,8 @@ def train(g: ServiceGraph, args: RsdqlDeployArgs, on_progress: Callable[[int, fl
                 on_progress(episode, now)
         if checkpoint is not None and episode % CHECKPOINT_EVERY == 0:
             checkpoint({"episode": episode, "net": net.state_dict(), "target": target.state_dict(),
-                        "best": best.state_dict(), "opt": opt.state_dict(), "np_rng": rng.bit_generator.state,
-                        "torch_rng": torch.get_rng_state(), "env": env.carried(), "ring": ring, "steps": steps,
+                        "best": best.state_dict(), "opt": opt.state_dict(), **random_state(rng),
+                        "env": env.carried(), "ring": ring, "steps": steps,
                         "eps": eps, "best_delay": best_delay, "curve": curve,
                         "seconds": spent + time.monotonic() - t0})
     return best, curve, spent + time.monotonic() - t0

@@ -32,7 +32,8 @@ from typing import Callable
 import numpy as np
 import torch
 
-from harness.rl.checkpoint import EVERY as CHECKPOINT_EVERY  # a multiple of the batch and of the evaluations' period
+# CHECKPOINT_EVERY is a multiple of the batch and of the evaluations' period
+from harness.rl.checkpoint import EVERY as CHECKPOINT_EVERY, random_state, restore_random
 from harness.rl.nets import masked_categorical, masked_log_softmax
 from harness.rl.ppo import gae
 from harness.sim.deployenv import DeployEnv
@@ -70,6 +71,20 @@ class Curve:
     episodes: list[int] = field(default_factory=list)
     delay: list[float] = field(default_factory=list)
     sil_on: list[bool] = field(default_factory=list)
+
+    @classmethod
+    def read(cls, model) -> "Curve":
+        """The curve ``harness train`` wrote beside ``model`` (``<name>.curve.csv``)."""
+        import csv
+        from pathlib import Path
+
+        curve = cls()
+        with Path(model).with_suffix(".curve.csv").open() as f:
+            for row in csv.DictReader(f):
+                curve.episodes.append(int(row["episode"]))
+                curve.delay.append(float(row["delay"]))
+                curve.sil_on.append(row.get("sil_on") == "True")
+        return curve
 
     def to_reach(self, share: float = 0.95) -> int | None:
         """The first episode whose evaluation is within (1 − share) of the way from the first
@@ -203,8 +218,7 @@ def train(g: ServiceGraph, args: SilGpoArgs, on_progress: Callable[[int, float, 
         for net, opt, key in ((actor, opt_a, "actor"), (critic, opt_c, "critic")):
             net.load_state_dict(start[key])
             opt.load_state_dict(start[f"{key}_opt"])
-        rng.bit_generator.state = start["np_rng"]
-        torch.set_rng_state(start["torch_rng"])
+        restore_random(rng, start)
         scaling, sil, sil_on, curve = start["scaling"], start["sil"], start["sil_on"], start["curve"]
         env.carry(start["env"])
         best_eval, total_steps, first, spent = start["best_eval"], start["total_steps"], start["episode"] + 1, start["seconds"]
@@ -243,7 +257,7 @@ def train(g: ServiceGraph, args: SilGpoArgs, on_progress: Callable[[int, float, 
         if checkpoint is not None and not batch and episode % CHECKPOINT_EVERY == 0:
             checkpoint({"episode": episode, "actor": actor.state_dict(), "critic": critic.state_dict(),
                         "actor_opt": opt_a.state_dict(), "critic_opt": opt_c.state_dict(),
-                        "np_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(), "scaling": scaling,
+                        **random_state(rng), "scaling": scaling,
                         "sil": sil, "sil_on": sil_on, "curve": curve, "best_eval": best_eval,
                         "total_steps": total_steps, "env": env.carried(), "seconds": spent + time.monotonic() - t0})
     return actor, critic, curve, spent + time.monotonic() - t0

@@ -137,6 +137,20 @@ def parse(name: str, argv: list[str]) -> tuple[Any, Any, Any]:
     return parsed[f"{name} (its Args)"], world, world.build() if hasattr(world, "build") else world
 
 
+def trained(name: str, argv: list[str], path: Path, progress: Callable[[int, int, float], None] = lambda *a: None) -> Path:
+    """The model at ``path`` of learner ``name`` with ``harness train``'s flags ``argv``: kept if
+    it has the episodes asked, else resumed from its ``.ckpt`` where there is one, else trained;
+    so a study's models of hours span sessions."""
+    import json
+
+    args, world, built = parse(name, argv)
+    if path.exists() and json.loads(path.with_suffix(".json").read_text())["args"].get("episodes", 0) >= args.episodes:
+        return path
+    train_and_save(name, args, world, built, path.parent, path.stem, True, progress,
+                   resume=path.with_suffix(".ckpt").exists())
+    return path
+
+
 def not_resumable(name: str) -> None:
     raise UserError(f"{name} does not keep a training state to go on from; resumable: "
                     + ", ".join(n for n, w in _learners().items() if w.resumable), field="--resume")
@@ -172,12 +186,9 @@ def train_and_save(name: str, args, world, built, out_dir: Path, model: str | No
     if path.exists() and not force:
         raise UserError("a model of that name exists; choose another --name, or --force to replace it",
                         source=str(path))
-    save_state = (lambda st: ckpt.save(state, settings, st)) if learner.resumable else None
-    if save_state is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        net, extra, rows, columns, labels = learner.train(built, args, progress, checkpoint=save_state, start=start)
-    else:
-        net, extra, rows, columns, labels = learner.train(built, args, progress)
+    out_dir.mkdir(parents=True, exist_ok=True)  # the first training state is saved before the model
+    resumable = {"checkpoint": lambda st: ckpt.save(state, settings, st), "start": start} if learner.resumable else {}
+    net, extra, rows, columns, labels = learner.train(built, args, progress, **resumable)
     meta = {"policy": name, "world": learner.world, "world_config": dataclasses.asdict(world),
             "args": dataclasses.asdict(args), "name": path.stem,
             "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), **extra}

@@ -12,6 +12,16 @@ from harness.errors import UserError
 EVERY = 50  # episodes between two saved states of a training that saves them (SIL-GPO, RSDQL's deployment DQN)
 
 
+def random_state(rng) -> dict:
+    """Both random streams a training draws from: its numpy Generator's and torch's."""
+    return {"np_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state()}
+
+
+def restore_random(rng, state: dict) -> None:
+    rng.bit_generator.state = state["np_rng"]
+    torch.set_rng_state(state["torch_rng"])
+
+
 def save(path: Path, settings: dict, state: dict) -> None:
     """``state`` (nets, optimisers, random streams, buffers: anything torch.save pickles) with the
     ``settings`` it belongs to."""

@@ -19,7 +19,6 @@ does; ``--encoder mlp`` and ``--sil off`` are the ablations the paper lacks.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 import time
@@ -28,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from harness.policies import world_learners
 from harness.policies.deployment import DEPLOYERS
 from harness.policies.silgpo import Curve, deploy, load_actor
 from harness.results.stats import mean_ci95
@@ -58,14 +58,15 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     finals, bests, reach95, speed, curves = [], [], [], [], []
     for seed in range(args.first_seed, args.first_seed + args.seeds):
-        path = trained(args.models / f"sil-gpo-authors-{variant}-s{seed}.pt", seed, args)
+        flags = ["--episodes", str(args.episodes), "--encoder", args.encoder, "--sil", args.sil, "--seed", str(seed)]
+
+        def progress(episode, total, d, seed=seed):
+            if episode % 50 == 0:
+                print(f"  seed {seed} episode {episode:5d}: evaluated {d:8.3f}", file=sys.stderr, flush=True)
+        path = world_learners.trained("sil-gpo", flags + (["--no-sil-critic-grad"] if args.code_sil else []),
+                                      args.models / f"sil-gpo-authors-{variant}-s{seed}.pt", progress)
         meta = json.loads(path.with_suffix(".json").read_text())
-        curve = Curve()
-        with path.with_suffix(".curve.csv").open() as f:
-            for row in csv.DictReader(f):
-                curve.episodes.append(int(row["episode"]))
-                curve.delay.append(float(row["delay"]))
-                curve.sil_on.append(row["sil_on"] == "True")
+        curve = Curve.read(path)
         final = delay(g, deploy(g, load_actor(path, g)[0])).total
         curves.append((seed, curve))
         finals.append(final)
@@ -111,23 +112,6 @@ def ranking(g, agents: dict[str, list[float]], seeds: list[int], models: Path, e
         lines.append(f"  rsdql-deploy: no model in {models} (harness train --policy rsdql-deploy --encoder {encoder} "
                      f"--seed N --out {models} --name rsdql-deploy-authors-{encoder}-sN)")
     return "\n".join(lines)
-
-
-def trained(path: Path, seed: int, args) -> Path:
-    """The model at ``path`` with ``args.episodes`` episodes: as it is, trained, or resumed."""
-    from harness.policies import world_learners
-
-    if path.exists() and json.loads(path.with_suffix(".json").read_text())["args"]["episodes"] >= args.episodes:
-        return path
-    flags = ["--episodes", str(args.episodes), "--encoder", args.encoder, "--sil", args.sil, "--seed", str(seed)]
-    a, world, built = world_learners.parse("sil-gpo", flags + (["--no-sil-critic-grad"] if args.code_sil else []))
-
-    def progress(episode, total, d):
-        if episode % 50 == 0:
-            print(f"  seed {seed} episode {episode:5d}: evaluated {d:8.3f}", file=sys.stderr, flush=True)
-    world_learners.train_and_save("sil-gpo", a, world, built, path.parent, path.stem, True, progress,
-                                  resume=path.with_suffix(".ckpt").exists())
-    return path
 
 
 def plot(curves, label: str, lines: dict[str, float], out: Path) -> Path:

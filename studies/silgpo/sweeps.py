@@ -18,7 +18,6 @@ in Fig. 10, against HELAS/MFDS-FPR/RSDQL).
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 import time
 from pathlib import Path
@@ -44,19 +43,16 @@ def agent_delay(figure: str, value, seed: int, folder: Path, flags: str) -> floa
     greedy actor built at its best evaluation: the training and the test instance are one), from
     its model's curve; the model trained (or resumed) first if it is not in ``folder``."""
     from harness.policies import world_learners
+    from harness.policies.silgpo import Curve
 
     name = f"sil-gpo-{figure}-{label(value)}-i{seed}"
-    path = folder / f"{name}.pt"
-    if not path.exists():
-        sweep = f"{figure}={','.join(map(str, value)) if isinstance(value, tuple) else value}"
-        args, world, built = world_learners.parse("sil-gpo", [*flags.split(), "--instance", str(seed), "--sweep", sweep,
-                                                              "--seed", str(seed + 1)])
-        t = time.monotonic()
-        world_learners.train_and_save("sil-gpo", args, world, built, folder, name, False, lambda *a: None,
-                                      resume=path.with_suffix(".ckpt").exists())
+    sweep = f"{figure}={','.join(map(str, value)) if isinstance(value, tuple) else value}"
+    t, fresh = time.monotonic(), not (folder / f"{name}.pt").exists()
+    path = world_learners.trained("sil-gpo", [*flags.split(), "--instance", str(seed), "--sweep", sweep,
+                                              "--seed", str(seed + 1)], folder / f"{name}.pt")
+    if fresh:
         print(f"    trained {name} in {time.monotonic() - t:.0f} s", file=sys.stderr, flush=True)
-    with path.with_suffix(".curve.csv").open() as f:
-        return min(float(row["delay"]) for row in csv.DictReader(f))
+    return min(Curve.read(path).delay)
 
 
 def main() -> int:
@@ -90,9 +86,9 @@ def main() -> int:
                     + " ".join(f"{cells[n][0]:9.2f} ± {cells[n][1] or 0:5.2f}" for n in columns) + "   " + " < ".join(rank))
             if args.agent_dir:  # paired by instance: the agent and each baseline placed the same ones
                 best = min(names, key=lambda n: cells[n][0])
-                gaps = {label_: 100 * float(np.mean([a / b - 1 for a, b in zip(runs["sil-gpo"], runs[n])]))
-                        for label_, n in [("helas", "helas"), ("mfds-fpr", "mfds-fpr"), (f"best ({best})", best)]
-                        if n in runs}
+                against = {**{n: n for n in ("helas", "mfds-fpr") if n in runs}, f"best ({best})": best}
+                gaps = {shown: 100 * float(np.mean([a / b - 1 for a, b in zip(runs["sil-gpo"], runs[n])]))
+                        for shown, n in against.items()}
                 line += "   " + ", ".join(f"{n} {x:+.1f} %" for n, x in gaps.items())
             print(line, flush=True)
     print(f"\n{args.seeds} generated instances per point; {time.monotonic() - t0:.0f} s")
