@@ -35,7 +35,8 @@ def leaderboard(
     """Every registered policy (and any named in the file, package.module:Class) on every track its
     abilities fit, in simulation: one run directory per (track, app, scenario, policy, seed) under
     --out/runs, the long table of every number (leaderboard.csv, and .parquet with pyarrow), the
-    ranked table per track (mean ± 95 % CI over its (app, scenario) settings, rank, ratio to default paired by setting: ranked-sim.csv)
+    ranked table per track (mean ± 95 % CI over its (app, scenario) settings, rank, ratio to the
+    track's reference — default unless the track names another — paired by setting: ranked-sim.csv)
     and the coverage matrix (coverage.csv: ran, no model, or the ability that does not fit). A
     failed cell is played once more, then reported in leaderboard.json, never dropped. The long
     table is saved as cells finish: a stopped sweep goes on with --resume --out DIR."""

@@ -40,6 +40,8 @@ class Track(BaseModel):
     scenarios: list[str] = Field(min_length=1, description="built-in scenario names or scenario files")
     primary: Literal[tuple(METRICS)] = "mean_ms"  # type: ignore[valid-type]
     policies: list[str] | None = Field(None, description="default: every registered policy")
+    reference: str = Field("default", description="the policy every other one's ratio is to (paired run by run); "
+                           "a world without a 'default' names its own baseline")
     terminating_s: float = Field(0.0, ge=0, description="simulation: how long a stopped pod holds its room")
     gap_time_limit_s: float = Field(0.0, ge=0, description="paper 003's problem: HiGHS's budget for each cell's "
                                     "optimality gap (cost_delay_gap); 0: none")
@@ -47,6 +49,12 @@ class Track(BaseModel):
     @property
     def better(self) -> str:
         return METRICS[self.primary]
+
+    @model_validator(mode="after")
+    def _reference_plays(self):
+        if self.policies is not None and self.reference not in self.policies:
+            raise ValueError(f"reference: {self.reference!r} is not among the track's policies {self.policies}")
+        return self
 
     @model_validator(mode="after")
     def _servicegraph(self):

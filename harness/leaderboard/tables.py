@@ -1,6 +1,6 @@
 """A leaderboard's tables: the long table of every number (one row per run and metric, traceable
 to its run directory), the ranked table per track (mean ± 95 % CI over the track's cells, rank,
-ratio to ``default`` paired cell by cell: every policy met the same cells), the coverage matrix,
+ratio to the track's reference (``default`` unless it names another) paired cell by cell: every policy met the same cells), the coverage matrix,
 and the rank agreement of the two worlds where both were played."""
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from harness.results.stats import mean_ci95, spearman
 from harness.results.summary import value
 
 LONG_FIELDS = ("track", "inventory", "app", "scenario", "world", "policy", "seed", "metric", "value", "run_dir")
-REFERENCE = "default"
 
 
 def long_rows(cell: Cell, summaries: list[dict]) -> list[dict]:
@@ -87,7 +86,8 @@ class Ranked:
     paired_by: str = "cell"  # what the interval is over and the ratio pairs: "cell", or "seed" in a one-cell track
 
 
-def ranked(rows: list[dict], track: str, metric: str, better: str, world: str = "sim") -> list[Ranked]:
+def ranked(rows: list[dict], track: str, metric: str, better: str, world: str = "sim",
+           reference: str = "default") -> list[Ranked]:
     """The track's policies by their mean ``metric`` (ties share a rank). The unit is the cell
     (app, scenario): a policy's seeds in a cell are averaged first — they repeat one setting, and
     where nothing in it is random they repeat one number, which would narrow an interval falsely —
@@ -102,7 +102,7 @@ def ranked(rows: list[dict], track: str, metric: str, better: str, world: str = 
         unit = (r["app"], r["scenario"]) + ((int(r["seed"]),) if one_cell else ())
         per.setdefault(r["policy"], {}).setdefault(unit, []).append(float(r["value"]))
     cell_means = {p: {c: sum(v) / len(v) for c, v in cells.items()} for p, cells in per.items()}
-    ref = cell_means.get(REFERENCE, {})
+    ref = cell_means.get(reference, {})
     out = []
     for policy, vals in cell_means.items():
         mean, half = mean_ci95(list(vals.values()))
@@ -125,11 +125,11 @@ def fmt_ci(mean: float | None, half: float | None, digits: int = 3) -> str:
 def ranked_text(board: Leaderboard, rows: list[dict], world: str = "sim") -> str:
     lines = []
     for t in board.tracks:
-        table = ranked(rows, t.name, t.primary, t.better, world)
+        table = ranked(rows, t.name, t.primary, t.better, world, t.reference)
         by = table[0].paired_by if table else "cell"
-        lines.append(f"\n{t.name} ({world}): {t.primary}, {t.better} is better; ratio to {REFERENCE}, paired by {by}")
+        lines.append(f"\n{t.name} ({world}): {t.primary}, {t.better} is better; ratio to {t.reference}, paired by {by}")
         w = max([16] + [len(r.policy) for r in table])  # a policy with arguments is a long name
-        lines.append(f"{'rank':>4s}  {'policy':{w}s} {'cells':>5s}  {t.primary + ' (95 % CI)':>24s}  {'ratio to ' + REFERENCE:>18s}")
+        lines.append(f"{'rank':>4s}  {'policy':{w}s} {'cells':>5s}  {t.primary + ' (95 % CI)':>24s}  {'ratio to ' + t.reference:>18s}")
         for r in table:
             lines.append(f"{r.rank:4d}  {r.policy:{w}s} {r.cells:5d}  {fmt_ci(r.mean, r.half):>24s}  "
                          f"{fmt_ci(r.ratio, r.ratio_half):>18s}")
@@ -140,12 +140,12 @@ def write_ranked(board: Leaderboard, rows: list[dict], out: Path, world: str = "
     path = out / f"ranked-{world}.csv"
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["track", "metric", "better", "rank", "policy", "cells", "mean", "ci95", f"ratio_to_{REFERENCE}",
-                    "ratio_ci95", "paired_by"])
+        w.writerow(["track", "metric", "better", "rank", "policy", "cells", "mean", "ci95", "reference",
+                    "ratio_to_reference", "ratio_ci95", "paired_by"])
         for t in board.tracks:
-            for r in ranked(rows, t.name, t.primary, t.better, world):
-                w.writerow([t.name, t.primary, t.better, r.rank, r.policy, r.cells, r.mean, r.half, r.ratio, r.ratio_half,
-                            r.paired_by])
+            for r in ranked(rows, t.name, t.primary, t.better, world, t.reference):
+                w.writerow([t.name, t.primary, t.better, r.rank, r.policy, r.cells, r.mean, r.half, t.reference, r.ratio,
+                            r.ratio_half, r.paired_by])
     return path
 
 

@@ -451,9 +451,10 @@ def evaluation_bars(evals: list[tuple[Path, pd.DataFrame]]) -> Section:
 
 
 def leaderboard(folder: Path) -> Section:
-    """A leaderboard folder: per track and world (sim, live) the ranked table and the ratio to
-    default with its interval, the worlds' rank agreement, and the coverage matrix; every number
-    is in leaderboard.csv, traceable to its run directory."""
+    """A leaderboard folder: per track and world (sim, live) the ranked table and the ratio to the
+    track's reference (default unless the track names another) with its interval, the worlds' rank
+    agreement, and the coverage matrix; every number is in leaderboard.csv, traceable to its run
+    directory."""
     import json
 
     plt = _plt()
@@ -465,7 +466,7 @@ def leaderboard(folder: Path) -> Section:
     rho = meta.get("sim_live_spearman") or {}
     agreement = ("; sim vs live, Spearman's ρ of the ranks: " + ", ".join(
         f"{t} {'-' if v is None else f'{v:.2f}'}" for t, v in rho.items())) if rho else ""
-    ranked_in = {w: pd.read_csv(folder / f"ranked-{w}.csv") for w in worlds}
+    ranked_in = {w: _ranked_csv(folder / f"ranked-{w}.csv") for w in worlds}
     one_cell = sorted({t for df in ranked_in.values() if "paired_by" in df  # older folders lack the column
                        for t in df.loc[df.paired_by == "seed", "track"]})
     by_seed = (f" (in {', '.join(one_cell)}, a track of one setting, over its seeds and paired seed by seed)"
@@ -477,22 +478,30 @@ def leaderboard(folder: Path) -> Section:
                   f"{meta.get('executor', 'pool')}, {meta['wall_s']} s"
                   f"{'' if meta.get('parts', 1) == 1 else ' in ' + str(meta['parts']) + ' parts (resumed)'}, {meta['rows']} numbers in "
                   f"{folder / 'leaderboard.csv'}; {len(failed)} failed cells. Mean ± 95 % interval over the cells a "
-                  f"policy ran; the ratio to default is paired cell by cell{by_seed}{agreement}.")
+                  f"policy ran; the ratio to the track's reference is paired cell by cell{by_seed}{agreement}.")
     for world, ranked in ranked_in.items():
         for track, t in ranked.groupby("track", sort=False):
             t = t.sort_values("rank")
             fig, ax = plt.subplots(figsize=(7, 0.3 * len(t) + 1))
             err = t.ratio_ci95.fillna(0).to_numpy(float)
-            ax.barh(t.policy, t.ratio_to_default, xerr=err, color="tab:blue" if world == "sim" else "tab:orange")
+            ax.barh(t.policy, t.ratio_to_reference, xerr=err, color="tab:blue" if world == "sim" else "tab:orange")
             ax.axvline(1.0, color="k", lw=0.8)
             ax.invert_yaxis()
-            ax.set_xlabel(f"{t.metric.iloc[0]} / default's ({t.better.iloc[0]} is better)")
+            ax.set_xlabel(f"{t.metric.iloc[0]} / {t.reference.iloc[0]}'s ({t.better.iloc[0]} is better)")
             ax.set_title(f"{track}, {where[world]}", fontsize=9, loc="left")
             name = f"leaderboard_{track}_{world}"
             sec.figures.append((f"{name}.png", _png(fig)))
             sec.tables.append((name, t))
     sec.tables.append(("leaderboard_coverage", coverage))
     return sec
+
+
+def _ranked_csv(path: Path) -> pd.DataFrame:
+    """A ranked table; one written before tracks named their reference has it as ``default``."""
+    df = pd.read_csv(path)
+    if "ratio_to_default" in df:
+        df = df.rename(columns={"ratio_to_default": "ratio_to_reference"}).assign(reference="default")
+    return df
 
 
 # ------------------------------------------------------------------ output

@@ -84,7 +84,7 @@ def test_one_process_or_two_give_the_same_long_table_and_every_empty_cell_has_a_
     assert coverage["default"] == "ran on 2 of 2 apps"
     ranked = read(tmp_path / "one/ranked-sim.csv")
     ref = next(r for r in ranked if r["policy"] == "default")
-    assert float(ref["ratio_to_default"]) == 1.0
+    assert float(ref["ratio_to_reference"]) == 1.0 and ref["reference"] == "default"
     assert [int(r["rank"]) for r in ranked] == sorted(int(r["rank"]) for r in ranked)
     assert "rank  policy" in one.stdout and "coverage (policy × track)" in one.stdout
     meta = json.loads((tmp_path / "one/leaderboard.json").read_text())
@@ -111,6 +111,10 @@ def test_a_bad_leaderboard_file_is_one_line_naming_the_field(tmp_path):
     r = leaderboard(str(f), "--out", str(tmp_path / "o"))
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     assert "tracks[0].primary" in r.stderr and str(f) in r.stderr
+    f.write_text(yaml.safe_dump({"version": 1, "name": "x", "tracks": [{"name": "t", "apps": ["chain"], "scenarios": [
+        "steady"], "policies": ["reach", "cloud-first"]}]}))  # the reference, default, would not play
+    r = leaderboard(str(f), "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "reference" in r.stderr
 
 
 def test_on_ray_the_same_long_table_and_a_dying_worker_loses_no_row(tmp_path):
@@ -231,7 +235,8 @@ def test_a_track_in_silgpos_world_ranks_the_deployment_baselines_and_a_learner_w
     assert trained.returncode == 0, trained.stderr[-2000:]
     doc = {"version": 1, "name": "deploy", "tracks": [
         {"name": "deployment", "world": "servicegraph", "apps": ["seed-0", "seed-1"], "scenarios": ["default"],
-         "primary": "total_delay", "policies": ["preferred", "queue-greedy", "random", "sil-gpo", "default"]}]}
+         "primary": "total_delay", "policies": ["preferred", "queue-greedy", "random", "sil-gpo", "default"],
+         "reference": "preferred"}]}  # the world has no default deployer: the code's greedy is the reference
     f = tmp_path / "board.yaml"
     f.write_text(yaml.safe_dump(doc))
     r = leaderboard(str(f), "--seeds", "2", "--out", str(tmp_path / "out"), "--model-dir", str(models))
@@ -246,6 +251,12 @@ def test_a_track_in_silgpos_world_ranks_the_deployment_baselines_and_a_learner_w
     assert coverage["sil-gpo"].startswith("ran on 1 of 2 apps; no model for seed-1")
     ranked = {x["policy"]: x for x in read(tmp_path / "out/ranked-sim.csv")}
     assert float(ranked["queue-greedy"]["mean"]) < float(ranked["random"]["mean"])
+    mean = {(p, a): np.mean([float(x["value"]) for x in delays if (x["policy"], x["app"]) == (p, a)])
+            for p in ("random", "preferred") for a in ("seed-0", "seed-1")}  # a cell's seeds averaged first
+    assert float(ranked["preferred"]["ratio_to_reference"]) == 1.0
+    assert float(ranked["random"]["ratio_to_reference"]) == pytest.approx(
+        sum(mean["random", a] / mean["preferred", a] for a in ("seed-0", "seed-1")) / 2)
+    assert "ratio to preferred" in r.stdout
     # every number traceable: the run's deployment scores what the row says
     from harness.leaderboard.deployment import world
     from harness.sim.servicegraph import delay
