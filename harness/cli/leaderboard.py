@@ -29,6 +29,9 @@ def leaderboard(
     ray: str = typer.Option(None, "--ray", help="Play the cells on Ray: 'local' starts a local instance of --jobs "
                             "CPUs, else the cluster's address (e.g. ray://head:10001); needs the leaderboard extra. "
                             "The same rows as the process pool, from the same seeds."),
+    train: bool = typer.Option(False, "--train", help="First train every model a learned policy lacks here (the "
+                               "coverage's 'no model') into --model-dir with the file's train: flags, in --jobs "
+                               "processes or on --ray; then play."),
     resume: bool = typer.Option(False, "--resume", help="Go on with the stopped sweep in --out (Ctrl-C, a crash, "
                                 "the end of a session): its finished cells are kept, the others played."),
 ) -> None:
@@ -57,6 +60,18 @@ def leaderboard(
     console = make_console(stderr=True)
     console.print(f"leaderboard {board.name} v{board.version}: {len(board.tracks)} tracks, {seeds} seeds, "
                   f"{'Ray ' + ray if ray else f'{jobs} processes'}; results in {out}")
+    if train:
+        from harness.leaderboard import training
+
+        with Progress(TextColumn("models"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                      console=console, transient=True) as bar:
+            task = bar.add_task("models", total=None)
+            model_dir.mkdir(parents=True, exist_ok=True)  # a new folder is the one meant, not harness's own
+            made, failed = training.run(board, shipped.find(model_dir), jobs, ray,
+                                        lambda done, total: bar.update(task, completed=done, total=total))
+        console.print(f"trained {len(made)} model{'' if len(made) == 1 else 's'} into {model_dir}" + "".join(f"\n  {m.name}" for m in made))
+        for model, error in failed.items():
+            console.print(f"harness: error: training {model.name} failed twice (its cells sit out): {error}")
     with testbed(ctx, mode) as (cluster, state_dir), \
             Progress(TextColumn("cells"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
                      console=console, transient=True) as bar:

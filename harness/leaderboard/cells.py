@@ -20,6 +20,7 @@ import os
 import shutil
 import tarfile
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -64,6 +65,7 @@ class Coverage:
     ran: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (track, policy) -> apps
     missing: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)  # (track, policy) -> app -> reason
     label: dict[str, str] = field(default_factory=dict)  # a policy as named in the file -> the name it declares
+    to_train: dict[Path, tuple[str, ...]] = field(default_factory=dict)  # a missing model -> harness train's flags
 
 
 def app_file(app: str) -> Path | None:
@@ -130,6 +132,11 @@ def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
                 if Ability.TRAIN in cls.abilities and "model" not in raw and \
                         find_model(cls.name, deployed[app].name, model_dir) is None:
                     cov.missing[key][app] = f"no model for {deployed[app].name} (harness train makes one)"
+                    if app != SCENARIO_APPS:  # a composed app has no file to train on
+                        profile = shipped.find(track.profile) if track.profile else shipped.profile(Path(app).stem, testbed)
+                        model = model_dir / f"{cls.name}-{deployed[app].name}.pt"
+                        cov.to_train[model] = ("--policy", base, "--app", str(app_file(app)), "--profile", str(profile),
+                                               "--name", model.stem)
                     continue
                 cov.ran[key].append(app)
     return cov
@@ -148,6 +155,10 @@ def _deployment_coverage(track: Track, cov: Coverage, model_dir: Path) -> None:
                 cov.missing[key][app] = why
             else:
                 cov.ran[key].append(app)
+            if name in deployment.LEARNERS:
+                for s in track.scenarios:
+                    if not (model := deployment.model_file(name, app, s, model_dir)).exists():
+                        cov.to_train[model] = tuple(deployment.train_argv(name, app, s, model_dir))
 
 
 def cells(board: Leaderboard, cov: Coverage, seeds: int) -> list[Cell]:
@@ -326,19 +337,7 @@ def run_cells_on_ray(todo: list[Cell], out: Path, model_dir: Path, address: str 
     None), one CPU each; Ray plays a task again once if it raises or its worker dies; its run
     directories are unpacked into ``out``. The learned policies' models are read from
     ``model_dir`` on the node that plays the cell (a checkout of harness on every node)."""
-    try:
-        import ray
-    except ImportError:
-        from harness.errors import UserError
-
-        raise UserError("Ray is not installed; pip install 'harness-bench[leaderboard]' (or run without --ray)",
-                        field="--ray") from None
-    if address is None:
-        os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a private local instance: no token in the home folder
-        ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    else:
-        ray.init(address=address, log_to_driver=False, configure_logging=False)
-    try:
+    with ray_session(address, jobs) as ray:
         remote = ray.remote(num_cpus=1, max_retries=1, retry_exceptions=True)(play_packed)
         refs = {remote.remote(c, model_dir): c for c in todo}
         while refs:
@@ -354,5 +353,25 @@ def run_cells_on_ray(todo: list[Cell], out: Path, model_dir: Path, address: str 
             for s in summaries:
                 s["run_dir"] = str(out / s["run_dir"])
             on_done(cell, summaries, None)
+
+
+@contextmanager
+def ray_session(address: str | None, jobs: int):
+    """The ``ray`` module, connected: to a local instance of ``jobs`` CPUs when ``address`` is
+    None, else to that cluster; shut down after."""
+    try:
+        import ray
+    except ImportError:
+        from harness.errors import UserError
+
+        raise UserError("Ray is not installed; pip install 'harness-bench[leaderboard]' (or run without --ray)",
+                        field="--ray") from None
+    if address is None:
+        os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a private local instance: no token in the home folder
+        ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    else:
+        ray.init(address=address, log_to_driver=False, configure_logging=False)
+    try:
+        yield ray
     finally:
         ray.shutdown()

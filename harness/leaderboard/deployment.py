@@ -46,11 +46,16 @@ def missing(policy: str, app: str, setting: str, model_dir: Path) -> str | None:
     """Why ``policy`` cannot join (app, setting), or None."""
     if policy in policy_names():
         if policy in LEARNERS and not model_file(policy, app, setting, model_dir).exists():
-            w = world(app, setting)
-            how = f"harness train --policy {policy} --instance {w.instance}" + (f" --sweep {w.sweep}" if w.sweep else "")
-            return f"no model for {app} {setting} ({how} --name {model_file(policy, app, setting, model_dir).stem})"
+            return f"no model for {app} {setting} (harness train {' '.join(train_argv(policy, app, setting, model_dir))})"
         return None
     return NOT_HERE
+
+
+def train_argv(policy: str, app: str, setting: str, model_dir: Path) -> list[str]:
+    """``harness train``'s flags (but ``--out``) that make a learner's model for (app, setting)."""
+    w = world(app, setting)
+    return (["--policy", policy, "--instance", str(w.instance)] + (["--sweep", w.sweep] if w.sweep else [])
+            + ["--name", model_file(policy, app, setting, model_dir).stem])
 
 
 def deployments(policies: tuple[str, ...], app: str, setting: str, seed: int, model_dir: Path) -> dict[str, np.ndarray]:

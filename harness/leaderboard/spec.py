@@ -76,12 +76,19 @@ class Leaderboard(BaseModel):
     version: int = Field(ge=1, description="bumped whenever a track changes: results of two versions do not compare")
     name: str
     tracks: list[Track] = Field(min_length=1)
+    train: dict[str, str] = Field(default_factory=dict, description="harness train's flags per learned policy for the "
+                                  "models `harness leaderboard --train` makes where one is missing (e.g. reach: "
+                                  "'--recipe fast'); a policy not named trains with its defaults")
 
     @model_validator(mode="after")
     def _unique(self):
         names = [t.name for t in self.tracks]
         if len(set(names)) != len(names):
             raise ValueError(f"tracks: names must be unique, got {names}")
+        for policy, flags in self.train.items():
+            if "--out" in flags.split() or "--name" in flags.split():
+                raise ValueError(f"train.{policy}: --out and --name are the leaderboard's (--model-dir, the model's "
+                                 "name), not the file's")
         return self
 
 

@@ -288,3 +288,33 @@ def test_a_track_of_one_cell_takes_its_interval_and_paired_ratio_over_the_seeds(
     rows += [row(p, s, 40, app="b") for p in ("default", "x") for s in range(3)]
     two = {r.policy: r for r in ranked(rows, "t", "m", "lower", "live")}
     assert two["x"].cells == 2 and two["x"].mean == (10 + 40) / 2 and two["x"].ratio == (0.5 + 1.0) / 2
+
+
+def test_train_makes_the_missing_models_the_same_in_a_pool_or_on_ray_and_a_failing_one_sits_out(tmp_path):
+    """``--train``: each learner's missing model is made with the file's flags, then plays; Ray makes
+    the same weights; a training that fails twice is reported and its policy sits out as "no model"."""
+    import torch
+
+    doc = {"version": 1, "name": "trained", "train": {"sil-gpo": "--encoder mlp --episodes 2",
+                                                      "rsdql-deploy": "--no-such-flag"},
+           "tracks": [{"name": "deployment", "world": "servicegraph", "apps": ["seed-0", "seed-1"],
+                       "scenarios": ["default"], "primary": "total_delay",
+                       "policies": ["preferred", "sil-gpo", "rsdql-deploy"], "reference": "preferred"}]}
+    f = tmp_path / "board.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    runs = {}
+    for how, extra in (("pool", []), ("ray", ["--ray", "local"])):
+        runs[how] = leaderboard(str(f), "--seeds", "1", "--jobs", "2", "--train", "--model-dir", str(tmp_path / how),
+                                "--out", str(tmp_path / f"out-{how}"), *extra)
+        assert runs[how].returncode == 0, runs[how].stderr[-3000:]
+    models = sorted(p.name for p in (tmp_path / "pool").glob("*.pt"))
+    assert models == ["sil-gpo-seed-0.pt", "sil-gpo-seed-1.pt"]  # rsdql-deploy's failed: none half-written
+    assert not list((tmp_path / "pool").glob("*.part"))
+    for name in models:
+        a, b = (torch.load(tmp_path / how / name, weights_only=False)["state_dict"] for how in ("pool", "ray"))
+        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+        assert json.loads((tmp_path / "pool" / name).with_suffix(".json").read_text())["args"]["encoder"] == "mlp"
+    assert "training rsdql-deploy-seed-0.pt failed twice" in runs["pool"].stderr and "no-such-flag" in runs["pool"].stderr
+    coverage = {x["policy"]: x["deployment"] for x in read(tmp_path / "out-pool/coverage.csv")}
+    assert coverage["sil-gpo"] == "ran on 2 of 2 apps" and coverage["rsdql-deploy"].startswith("no model for seed-0")
+    assert (tmp_path / "out-pool/leaderboard.csv").read_text() == (tmp_path / "out-ray/leaderboard.csv").read_text()
