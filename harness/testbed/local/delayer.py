@@ -37,6 +37,22 @@ def load_table(path: Path) -> dict[bytes, float]:
     return out
 
 
+RECEIVE_BUFFER = 16 << 20  # bytes: room for a burst of queued packets' messages (the default is ~200 KB)
+
+
+def _bigger_receive_buffer(conn) -> None:
+    """Raise the netlink socket's receive buffer (fnfqueue has no call for it: its descriptor,
+    duplicated). Without root's SO_RCVBUFFORCE the default stays; overflows are then reset."""
+    try:
+        s = socket.fromfd(conn._conn.fd, socket.AF_NETLINK, socket.SOCK_RAW)
+        try:
+            s.setsockopt(socket.SOL_SOCKET, 33, RECEIVE_BUFFER)  # SO_RCVBUFFORCE
+        finally:
+            s.close()
+    except (OSError, AttributeError):
+        pass
+
+
 class Delayer:
     def __init__(self, table: dict[bytes, float], queue: int, maxlen: int = 100_000):
         self.table = table
@@ -49,12 +65,16 @@ class Delayer:
         q = self.conn.bind(queue)
         q.set_mode(IP_HEADER, fnfqueue.COPY_PACKET)
         q.set_maxlen(maxlen)
+        _bigger_receive_buffer(self.conn)
 
     def receive_loop(self) -> None:
         # A verdict on a packet the kernel already dropped (its device went down: a node
         # failure) comes back as an ENOENT error out of the iterator; that packet is gone, the
-        # queue is fine, so count it and keep receiving. Any other error is logged too: a dead
-        # receiver would black-hole every node-to-node packet.
+        # queue is fine, so count it and keep receiving. A burst that overflows the netlink
+        # socket's buffer (ENOBUFS) loses the messages that did not fit, and fnfqueue then raises
+        # BufferOverflowException on every call until reset: reset, or every node-to-node packet
+        # is black-holed from then on (it was, once: 24 million errors in a minute). Any other
+        # error is logged too.
         while self.running:
             try:
                 self._receive()
@@ -62,6 +82,9 @@ class Delayer:
             except Exception as exc:  # noqa: BLE001
                 if not self.running:
                     return
+                if isinstance(exc, fnfqueue.BufferOverflowException):
+                    self.conn.reset()
+                    self.stats["overflows"] = self.stats.get("overflows", 0) + 1
                 self.stats["errors"] = self.stats.get("errors", 0) + 1
                 if self.stats["errors"] <= 10 or self.stats["errors"] % 1000 == 0:
                     print(f"delayer: receive error #{self.stats['errors']} (continuing): {exc!r}", file=sys.stderr, flush=True)
