@@ -134,7 +134,7 @@ def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
                     cov.missing[key][app] = f"no model for {deployed[app].name} (harness train makes one)"
                     if app != SCENARIO_APPS:  # a composed app has no file to train on
                         profile = shipped.find(track.profile) if track.profile else shipped.profile(Path(app).stem, testbed)
-                        model = model_dir / f"{cls.name}-{deployed[app].name}.pt"
+                        model = shipped.model(cls.name, deployed[app].name, model_dir)
                         cov.to_train[model] = ("--policy", base, "--app", str(app_file(app)), "--profile", str(profile),
                                                "--name", model.stem)
                     continue
@@ -337,22 +337,34 @@ def run_cells_on_ray(todo: list[Cell], out: Path, model_dir: Path, address: str 
     None), one CPU each; Ray plays a task again once if it raises or its worker dies; its run
     directories are unpacked into ``out``. The learned policies' models are read from
     ``model_dir`` on the node that plays the cell (a checkout of harness on every node)."""
+    for cell, result, error in ray_tasks(play_packed, {c: (c, model_dir) for c in todo}, address, jobs):
+        if error is not None:
+            on_done(cell, None, error[:300])
+            continue
+        summaries, packed = result
+        with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as tar:
+            tar.extractall(out, filter="data")
+        for s in summaries:
+            s["run_dir"] = str(out / s["run_dir"])
+        on_done(cell, summaries, None)
+
+
+def ray_tasks(fn, todo: dict, address: str | None, jobs: int):
+    """``fn(*args)`` for every ``key -> args`` of ``todo`` as a Ray task of one CPU, run once more
+    by Ray if it raises or its worker dies; yields (key, result, None), or (key, None, why) after
+    the second failure, as tasks finish."""
     with ray_session(address, jobs) as ray:
-        remote = ray.remote(num_cpus=1, max_retries=1, retry_exceptions=True)(play_packed)
-        refs = {remote.remote(c, model_dir): c for c in todo}
+        remote = ray.remote(num_cpus=1, max_retries=1, retry_exceptions=True)(fn)
+        refs = {remote.remote(*args): key for key, args in todo.items()}
         while refs:
             done, _ = ray.wait(list(refs), num_returns=1)
-            cell = refs.pop(done[0])
+            key = refs.pop(done[0])
             try:
-                summaries, packed = ray.get(done[0])
-            except Exception as exc:  # the second failure: Ray already played it again
-                on_done(cell, None, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300])
+                result = ray.get(done[0])
+            except Exception as exc:
+                yield key, None, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
                 continue
-            with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as tar:
-                tar.extractall(out, filter="data")
-            for s in summaries:
-                s["run_dir"] = str(out / s["run_dir"])
-            on_done(cell, summaries, None)
+            yield key, result, None
 
 
 @contextmanager

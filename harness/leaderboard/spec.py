@@ -8,6 +8,8 @@ its scenarios the settings (``default``, or one of Figs 8-10's: ``arrival=LOW,HI
 
 from __future__ import annotations
 
+import shlex
+
 from pathlib import Path
 from typing import Literal
 
@@ -86,7 +88,7 @@ class Leaderboard(BaseModel):
         if len(set(names)) != len(names):
             raise ValueError(f"tracks: names must be unique, got {names}")
         for policy, flags in self.train.items():
-            if "--out" in flags.split() or "--name" in flags.split():
+            if {"--out", "--name"} & set(shlex.split(flags)):
                 raise ValueError(f"train.{policy}: --out and --name are the leaderboard's (--model-dir, the model's "
                                  "name), not the file's")
         return self

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from harness.leaderboard.cells import Coverage, ray_session
+from harness.leaderboard.cells import Coverage, ray_tasks
 from harness.leaderboard.spec import Leaderboard
 
 Done = Callable[[Path, "str | None"], None]  # (the model, the error of its second failure or None)
@@ -92,18 +92,13 @@ def _local(todo: dict[Path, list[str]], jobs: int, on_done: Done) -> None:
 
 
 def _on_ray(todo: dict[Path, list[str]], address: str | None, jobs: int, on_done: Done) -> None:
-    with ray_session(address, jobs) as ray:
-        remote = ray.remote(num_cpus=1, max_retries=1, retry_exceptions=True)(train_packed)
-        refs = {remote.remote(argv): model for model, argv in todo.items()}
-        while refs:
-            done, _ = ray.wait(list(refs), num_returns=1)
-            model = refs.pop(done[0])
-            try:
-                keep(model, ray.get(done[0]))
-            except Exception as exc:  # the second failure: Ray already ran it again
-                on_done(model, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:500])
-                continue
-            on_done(model, None)
+    for model, files, error in ray_tasks(train_packed, {m: (argv,) for m, argv in todo.items()}, address, jobs):
+        try:
+            if error is None:
+                keep(model, files)
+        except OSError as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        on_done(model, error and error[:500])
 
 
 def run(board: Leaderboard, model_dir: Path, jobs: int, ray: str | None = None,

@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness import shipped
 from harness.errors import UserError
 from harness.policies.contract import Ability, Policy, validate_args
 
@@ -122,7 +123,7 @@ def find_model(policy: str, app: str, model_dir: Path) -> Path | None:
     """The model a trainable policy acts with for ``app``: ``<policy>-<app>.pt`` when it exists
     (the committed ones), else the newest model in ``model_dir`` whose metadata names this
     policy and app (``harness train`` names every model after policy, app, seed and time)."""
-    canonical = model_dir / f"{policy}-{app}.pt"
+    canonical = shipped.model(policy, app, model_dir)
     if canonical.exists():
         return canonical
     found = []
