@@ -24,8 +24,10 @@ import torch
 
 from harness.policies.silgpo import Curve
 from harness.rl.checkpoint import EVERY as CHECKPOINT_EVERY, random_state, restore_random
+from harness.rl.gat import COMPILE_CHOICES, COMPILE_HELP, for_speed
 from harness.sim.deployenv import DeployEnv
 from harness.sim.servicegraph import ServiceGraph, delay
+from harness.spec.args import arg
 
 
 @dataclass
@@ -42,6 +44,11 @@ class RsdqlDeployArgs:
     evaluate_every: int = 10
     encoder: str = "gat"
     seed: int = 1
+    compile: str = arg("auto", COMPILE_HELP)
+
+    def __post_init__(self):
+        if self.compile not in COMPILE_CHOICES:
+            raise ValueError(f"--compile must be one of {', '.join(COMPILE_CHOICES)}, not {self.compile!r}")
 
 
 def _q(net, observations: list[dict], masks: np.ndarray) -> torch.Tensor:
@@ -104,11 +111,12 @@ def train(g: ServiceGraph, args: RsdqlDeployArgs, on_progress: Callable[[int, fl
         env.carry(start["env"])
         ring, steps, eps, best_delay, curve = start["ring"], start["steps"], start["eps"], start["best_delay"], start["curve"]
         first, spent = start["episode"] + 1, start["seconds"]
+    fast_net, fast_target = (for_speed(m, args.compile, args.encoder) for m in (net, target))
     for episode in range(first, args.episodes + 1):
         obs = env.reset()
         while not env.done:
             mask = env.action_masks()
-            a = int(rng.choice(np.flatnonzero(mask))) if rng.random() < eps else greedy(net, env, obs)
+            a = int(rng.choice(np.flatnonzero(mask))) if rng.random() < eps else greedy(fast_net, env, obs)
             nxt, r, done, _ = env.step(a)
             item = (obs, a, r, nxt, done, env.action_masks() if not done else np.ones(g.N, bool))
             if len(ring) < size:
@@ -117,11 +125,11 @@ def train(g: ServiceGraph, args: RsdqlDeployArgs, on_progress: Callable[[int, fl
                 ring[steps % size] = item
             obs, steps = nxt, steps + 1
             if steps % args.learn_every == 0 and len(ring) >= args.batch:
-                _learn(net, target, opt, [ring[i] for i in rng.choice(len(ring), args.batch, replace=False)], args)
+                _learn(fast_net, fast_target, opt, [ring[i] for i in rng.choice(len(ring), args.batch, replace=False)], args)
                 target.load_state_dict(net.state_dict())
         eps = max(args.eps_end, eps * args.eps_decay)
         if episode % args.evaluate_every == 0:
-            now = delay(g, deploy(g, net)).total
+            now = delay(g, deploy(g, fast_net)).total
             if now < best_delay:
                 best, best_delay = copy.deepcopy(net), now
             curve.episodes.append(episode)

@@ -34,6 +34,7 @@ import torch
 
 # CHECKPOINT_EVERY is a multiple of the batch and of the evaluations' period
 from harness.rl.checkpoint import EVERY as CHECKPOINT_EVERY, random_state, restore_random
+from harness.rl.gat import COMPILE_CHOICES, COMPILE_HELP, for_speed
 from harness.rl.nets import masked_categorical, masked_log_softmax
 from harness.rl.ppo import gae
 from harness.sim.deployenv import DeployEnv
@@ -62,6 +63,11 @@ class SilGpoArgs:
     encoder: str = arg("gat", "gat (GATv2 encoders) or mlp (each node alone: the ablation)")
     max_grad_norm: float = 0.5
     seed: int = 1
+    compile: str = arg("auto", COMPILE_HELP)
+
+    def __post_init__(self):
+        if self.compile not in COMPILE_CHOICES:
+            raise ValueError(f"--compile must be one of {', '.join(COMPILE_CHOICES)}, not {self.compile!r}")
 
 
 @dataclass
@@ -222,13 +228,14 @@ def train(g: ServiceGraph, args: SilGpoArgs, on_progress: Callable[[int, float, 
         scaling, sil, sil_on, curve = start["scaling"], start["sil"], start["sil_on"], start["curve"]
         env.carry(start["env"])
         best_eval, total_steps, first, spent = start["best_eval"], start["total_steps"], start["episode"] + 1, start["seconds"]
+    fast_actor, fast_critic = (for_speed(net, args.compile, args.encoder) for net in (actor, critic))
     for episode in range(first, args.episodes + 1):
         obs, steps = env.reset(), []
         scaling.reset()
         greedy = episode % args.greedy_every == 0
         while not env.done:
             mask = env.action_masks()
-            a, logp = act(actor, env, greedy, obs)
+            a, logp = act(fast_actor, env, greedy, obs)
             nxt, r, done, _ = env.step(a)
             steps.append((obs, mask, a, logp, scaling(r), done))
             obs = nxt
@@ -240,11 +247,11 @@ def train(g: ServiceGraph, args: SilGpoArgs, on_progress: Callable[[int, float, 
             for opt, lr in ((opt_a, args.lr_actor), (opt_c, args.lr_critic)):
                 for group in opt.param_groups:
                     group["lr"] = lr * lr_scale
-            _update(actor, critic, opt_a, opt_c, [s for ep in batch for s in ep], steps_per_episode,
+            _update(fast_actor, fast_critic, opt_a, opt_c, [s for ep in batch for s in ep], steps_per_episode,
                     sil if sil_on else None, args, rng)
             batch = []
         if episode % args.evaluate_every == 0:
-            delay_now = rollout(env, actor).current
+            delay_now = rollout(env, fast_actor).current
             if args.sil == "auto":  # the code's rule, best updated first
                 was_on, best_eval = sil_on, min(best_eval, delay_now)
                 sil_on = (delay_now > best_eval) if was_on else (delay_now >= best_eval + 5)

@@ -120,6 +120,8 @@ def _learners() -> dict[str, WorldLearner]:
 
 
 NAMES = ("sil-gpo", "rsdql-deploy", "ds-ppo", "ds-dqn")
+# flags that say how long or how fast a training runs, not which training it is: a resume may change them
+HOW_NOT_WHAT = ("episodes", "compile")
 
 
 def groups(learner: WorldLearner) -> dict[str, type]:
@@ -171,7 +173,7 @@ def train_and_save(name: str, args, world, built, out_dir: Path, model: str | No
     path = out_dir / f"{model or f'{name}-{learner.world}-seed{args.seed}-{stamp}'}.pt"
     state = path.with_suffix(".ckpt")
     settings = {"policy": name, "world_config": dataclasses.asdict(world),
-                "args": {k: v for k, v in dataclasses.asdict(args).items() if k != "episodes"}}
+                "args": {k: v for k, v in dataclasses.asdict(args).items() if k not in HOW_NOT_WHAT}}
     start = None
     if resume:
         if not learner.resumable:

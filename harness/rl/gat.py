@@ -26,6 +26,25 @@ from torch import nn
 
 HIDDEN = 256
 
+COMPILE_CHOICES = ("auto", "on", "off")
+COMPILE_HELP = ("torch.compile the networks: auto (with GAT encoders, where it pays: about 2.5x faster an update "
+                "here, after a compile of 15-90 s), on or off. Not part of a training's identity: a training "
+                "resumes with either")
+
+
+def for_speed(net: nn.Module, setting: str, encoder: str) -> nn.Module:
+    """``net`` compiled (``setting`` on, or auto with GAT encoders) or as it is. The compiled
+    module shares ``net``'s parameters; save ``net``, not it. GATv2's per-edge work (gather,
+    add, LeakyReLU, attention) is memory-bound elementwise work that inductor fuses; the MLP
+    encoders gain nothing (measured: ``benchmarks/silgpo_compile.py``). Shapes vary with the
+    routing graphs, hence ``dynamic``. Compiled and eager runs differ in float rounding, so a
+    training's trajectory depends on the setting, not its law."""
+    if setting not in COMPILE_CHOICES:
+        raise ValueError(f"compile must be one of {', '.join(COMPILE_CHOICES)}, not {setting!r}")
+    if setting == "on" or (setting == "auto" and encoder == "gat"):
+        return torch.compile(net, dynamic=True)
+    return net
+
 
 class GraphEncoder(nn.Module):
     """Two attention layers and a mean over each graph's nodes; ``mlp`` drops the attention."""
@@ -36,7 +55,10 @@ class GraphEncoder(nn.Module):
         if encoder == "gat":
             from torch_geometric.nn import GATv2Conv
 
-            self.conv1, self.conv2 = GATv2Conv(inp, HIDDEN, heads=2), GATv2Conv(2 * HIDDEN, out, heads=1)
+            # collate gives each node its self-loop, as GATv2Conv would: its own adding masks the edges by a
+            # data-dependent shape, which breaks torch.compile's graph at every layer
+            self.conv1 = GATv2Conv(inp, HIDDEN, heads=2, add_self_loops=False)
+            self.conv2 = GATv2Conv(2 * HIDDEN, out, heads=1, add_self_loops=False)
             for conv in (self.conv1, self.conv2):  # the authors' initialisation
                 for lin in (conv.lin_l, conv.lin_r):
                     nn.init.xavier_uniform_(lin.weight)
@@ -79,6 +101,14 @@ class GraphBatch:
     invoke_edges: torch.Tensor
 
 
+def with_self_loops(edges: np.ndarray, nodes: int) -> np.ndarray:
+    """``edges`` (2, E) without its self-loops, then one per node: what GATv2Conv's
+    ``add_self_loops`` does (in its order: the loops last)."""
+    edges = edges[:, edges[0] != edges[1]]
+    loops = np.arange(nodes)
+    return np.concatenate([edges, np.stack([loops, loops])], axis=1)
+
+
 def collate(observations: list[dict]) -> GraphBatch:
     B = len(observations)
     first = observations[0]
@@ -99,11 +129,13 @@ def collate(observations: list[dict]) -> GraphBatch:
     return GraphBatch(
         size=B, vector=tensor(np.stack([o["vector"] for o in observations])),
         deploy_x=tensor(np.concatenate([o["deployment"] for o in observations])),
-        deploy_edges=tensor(deploy_edges, torch.long), deploy_graph=torch.arange(B).repeat_interleave(N),
+        deploy_edges=tensor(with_self_loops(deploy_edges, B * N), torch.long), deploy_graph=torch.arange(B).repeat_interleave(N),
         route_x=tensor(np.concatenate(route_x)) if K else torch.zeros(0, first["deployment"].shape[1]),
-        route_edges=tensor(np.concatenate(route_edges, axis=1), torch.long) if K else torch.zeros(2, 0, dtype=torch.long),
+        route_edges=tensor(with_self_loops(np.concatenate(route_edges, axis=1) if K else np.zeros((2, 0), int),
+                                           K * N), torch.long),
         route_graph=torch.arange(K).repeat_interleave(N), route_owner=tensor(route_owner, torch.long),
-        invoke_x=tensor(inv), invoke_edges=tensor(np.stack(np.nonzero(first["invocation_adjacency"])), torch.long))
+        invoke_x=tensor(inv), invoke_edges=tensor(with_self_loops(np.stack(np.nonzero(first["invocation_adjacency"])), len(inv)),
+                                                             torch.long))
 
 
 class SilGpoNet(nn.Module):

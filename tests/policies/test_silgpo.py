@@ -51,6 +51,24 @@ def test_the_networks_read_a_batch_of_observations(encoder):
     torch.testing.assert_close(actor(collate(obs[1:])), actor(collate(obs))[1:], atol=1e-5, rtol=1e-4)
 
 
+def test_collate_adds_the_self_loops_gatv2_would_add_itself():
+    """The encoders' layers take collate's edges as they are (so that torch.compile sees no
+    data-dependent shapes): the same outputs as GATv2Conv adding its own loops to the raw edges."""
+    from torch_geometric.nn import GATv2Conv
+
+    g = generate(SMALL, 0)
+    obs = DeployEnv(g).reset()
+    b = collate([obs])
+    raw = torch.as_tensor(np.stack(np.nonzero(obs["adjacency"])))
+    assert (raw[0] == raw[1]).any()  # the deployment graph lists each server with itself: the loops to replace
+    torch.manual_seed(0)
+    theirs = GATv2Conv(g.S, 8, heads=2)
+    ours = GATv2Conv(g.S, 8, heads=2, add_self_loops=False)
+    ours.load_state_dict(theirs.state_dict())
+    x = b.deploy_x + torch.rand_like(b.deploy_x)  # features that differ between servers
+    torch.testing.assert_close(ours(x, b.deploy_edges), theirs(x, raw), atol=1e-6, rtol=1e-5)
+
+
 def _sil_only_update(sil_critic_grad: bool):
     """Critic parameters after one update whose PPO critic loss is zero and SIL holds one item."""
     g = generate(SMALL, 0)
