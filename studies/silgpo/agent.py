@@ -48,6 +48,9 @@ def main() -> int:
     ap.add_argument("--models", type=Path, default=Path("results/silgpo-models"),
                     help="where the seeds' models are kept (trained or resumed where short)")
     ap.add_argument("--out", type=Path, default=Path("results/silgpo"), help="the learning curves' plot")
+    ap.add_argument("--ready-only", action="store_true",
+                    help="rank the seeds whose model has the episodes asked; name the others and where they stand, "
+                         "train none")
     ap.add_argument("--rsdql-encoder", default="mlp", choices=["gat", "mlp"],
                     help="RSDQL's models to rank beside (rsdql-deploy-authors-<encoder>-s<seed>.pt in --models)")
     args = ap.parse_args()
@@ -63,8 +66,12 @@ def main() -> int:
         def progress(episode, total, d, seed=seed):
             if episode % 50 == 0:
                 print(f"  seed {seed} episode {episode:5d}: evaluated {d:8.3f}", file=sys.stderr, flush=True)
+        path = args.models / f"sil-gpo-authors-{variant}-s{seed}.pt"
+        if args.ready_only and not ready(path, args.episodes):
+            print(f"seed {seed}: not ready ({standing(path)})", flush=True)
+            continue
         path = world_learners.trained("sil-gpo", flags + (["--no-sil-critic-grad"] if args.code_sil else []),
-                                      args.models / f"sil-gpo-authors-{variant}-s{seed}.pt", progress)
+                                      path, progress)
         meta = json.loads(path.with_suffix(".json").read_text())
         curve = Curve.read(path)
         final = delay(g, deploy(g, load_actor(path, g)[0])).total
@@ -75,34 +82,52 @@ def main() -> int:
         speed.append(meta["seconds"] / meta["args"]["episodes"])
         print(f"seed {seed}: first evaluation {curve.delay[0]:.3f}, last {final:.3f}, best {min(curve.delay):.3f}, "
               f"95 % of the improvement by episode {reach95[-1]}, {speed[-1]:.2f} s/episode ({path})", flush=True)
+    if not finals:
+        print("no seed is ready", file=sys.stderr)
+        return 1
     (fm, fh), (bm, bh) = mean_ci95(finals), mean_ci95(bests)
     pg = delay(g, DEPLOYERS["preferred"](g, None)).total
     qg = delay(g, DEPLOYERS["queue-greedy"](g, None)).total
-    print(f"\nSIL-GPO ({label}), {args.seeds} seed(s) × {args.episodes} episodes on the authors' instance:")
+    print(f"\nSIL-GPO ({label}), {len(finals)} seed(s) × {args.episodes} episodes on the authors' instance:")
     print(f"  last evaluation {fm:.3f} ± {fh or 0:.3f}; best {bm:.3f} ± {bh or 0:.3f}; "
           f"{np.mean(speed):.2f} s/episode; 95 % of the improvement by episode {reach95}")
     print(f"  the code's greedy {pg:.3f}, queue-greedy {qg:.3f}; the authors' logged agent ≈ {LOGGED['converged']} "
           f"(from episode {LOGGED['converged from episode']}, starting ≈ {LOGGED['start']:.0f})")
     print(f"  SIL-GPO against the best baseline: {100 * (fm / min(pg, qg) - 1):+.1f} %")
     print(f"  learning curves: {plot(curves, label, {'the code greedy': pg, 'queue-greedy': qg}, args.out)}")
-    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    seeds = [seed for seed, _ in curves]
     print(ranking(g, {f"sil-gpo ({label}, last)": finals, f"sil-gpo ({label}, best evaluated)": bests},
-                  seeds, args.models, args.rsdql_encoder))
+                  seeds, args.models, args.rsdql_encoder, range(args.first_seed, args.first_seed + args.seeds)))
     return 0
 
 
-def ranking(g, agents: dict[str, list[float]], seeds: list[int], models: Path, encoder: str) -> str:
+def ready(model: Path, episodes: int) -> bool:
+    """Whether ``model`` exists with at least ``episodes`` episodes trained."""
+    meta = model.with_suffix(".json")
+    return meta.exists() and json.loads(meta.read_text())["args"].get("episodes", 0) >= episodes
+
+
+def standing(model: Path) -> str:
+    """Where a training stands: the episode of its last saved state, or not started."""
+    state = model.with_suffix(".ckpt")
+    if not state.exists():
+        return "not started"
+    return f"at episode {torch.load(state, weights_only=False)['state']['episode']}"
+
+
+def ranking(g, agents: dict[str, list[float]], seeds: list[int], models: Path, encoder: str, asked) -> str:
     """Every deployer on the authors' instance by total delay, mean ± 95 % interval over the seeds
     (a baseline's own randomness; one number for the deterministic ones), the agents beside them;
-    RSDQL from its models (``rsdql-deploy-authors-<encoder>-s<seed>.pt``) where they are."""
+    RSDQL from its models (``rsdql-deploy-authors-<encoder>-s<seed>.pt``) of the ``asked`` seeds
+    where they are."""
     from harness.policies import rsdql_deploy
 
     rows = dict(agents)
     for name, deployer in DEPLOYERS.items():
         rows[name] = [delay(g, deployer(g, np.random.default_rng(s))).total for s in seeds]
-    rsdql = [models / f"rsdql-deploy-authors-{encoder}-s{s}.pt" for s in seeds]
+    rsdql = [models / f"rsdql-deploy-authors-{encoder}-s{s}.pt" for s in asked]
     if have := [m for m in rsdql if m.exists()]:
-        rows[f"rsdql-deploy ({encoder}, {len(have)} of {len(seeds)} seeds)"] = [
+        rows[f"rsdql-deploy ({encoder}, {len(have)} of {len(rsdql)} seeds)"] = [
             delay(g, rsdql_deploy.deploy(g, rsdql_deploy.load_net(m, g)[0])).total for m in have]
     lines = [f"\nranked by total delay on the authors' instance ({len(seeds)} seeds):"]
     for rank, (name, v) in enumerate(sorted(rows.items(), key=lambda kv: np.mean(kv[1])), 1):
