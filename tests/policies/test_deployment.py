@@ -48,7 +48,7 @@ def test_a_server_without_room_is_refused():
 
 @pytest.mark.parametrize("name", sorted(DEPLOYERS))
 def test_every_baseline_places_the_same_instances_within_capacity(name):
-    g = generate(ServiceGraphConfig(), 1)
+    g = generate(ServiceGraphConfig(requests=10, ai_requests=4) if name == "rollout" else ServiceGraphConfig(), 1)
     kw = {"population": 6, "generations": 2} if name == "helas" else {}
     X = (helas if name == "helas" else DEPLOYERS[name])(g, np.random.default_rng(0), **kw)
     assert g.feasible(X)
@@ -69,6 +69,18 @@ def test_the_queue_aware_greedy_matches_or_beats_the_codes_greedy_on_its_instanc
 
 TINY = ServiceGraphConfig(servers=3, hac=(2,), microservices=4, ai_services=1, requests=5, ai_requests=2,
                           chain=(2, 3), chain_ai_ms=(1, 2), chain_ai_ai=(1, 1), silgpo_compat=True)
+
+
+def test_the_rollout_is_never_worse_than_the_greedy_it_rolls_out_and_sometimes_better():
+    from harness.policies.deployment import optimal, queue_greedy, rollout
+
+    gains = []
+    for seed in range(6):
+        g = generate(TINY, seed)
+        ro, qg, opt = (delay(g, f(g)).total for f in (rollout, queue_greedy, optimal))
+        assert opt - 1e-12 <= ro <= qg + 1e-12, seed
+        gains.append(qg - ro)
+    assert max(gains) > 1e-9  # it is not queue-greedy under another name
 
 
 def test_the_optimum_is_the_best_of_every_assignment_and_no_baseline_beats_it():
