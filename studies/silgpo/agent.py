@@ -151,7 +151,7 @@ def plot(curves, label: str, lines: dict[str, float], out: Path) -> Path:
     for seed, curve in curves:
         ax.plot(curve.episodes, curve.delay, marker=".", markersize=3, label=f"SIL-GPO ({label}) seed {seed}")
     for name, value in lines.items():
-        ax.axhline(value, linestyle="--", linewidth=1, color={"queue-greedy": "grey", "rollout": "green"}.get(name, "black"),
+        ax.axhline(value, linestyle="--", linewidth=1, color={"queue-greedy": "grey", "rollout": "tab:purple"}.get(name, "black"),
                    label=name)
     ax.axhline(LOGGED["converged"], linestyle=":", color="red", label="the authors' logged SIL-GPO")
     ax.set_xlabel("episode")
