@@ -24,7 +24,7 @@ import torch
 
 from harness.policies.silgpo import Curve
 from harness.rl.checkpoint import EVERY as CHECKPOINT_EVERY, random_state, restore_random
-from harness.rl.gat import COMPILE_CHOICES, COMPILE_HELP, for_speed
+from harness.rl.gat import COMPILE_HELP, check_compile, for_speed
 from harness.sim.deployenv import DeployEnv
 from harness.sim.servicegraph import ServiceGraph, delay
 from harness.spec.args import arg
@@ -47,8 +47,7 @@ class RsdqlDeployArgs:
     compile: str = arg("auto", COMPILE_HELP)
 
     def __post_init__(self):
-        if self.compile not in COMPILE_CHOICES:
-            raise ValueError(f"--compile must be one of {', '.join(COMPILE_CHOICES)}, not {self.compile!r}")
+        check_compile(self.compile)
 
 
 def _q(net, observations: list[dict], masks: np.ndarray) -> torch.Tensor:

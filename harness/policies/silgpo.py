@@ -34,7 +34,7 @@ import torch
 
 # CHECKPOINT_EVERY is a multiple of the batch and of the evaluations' period
 from harness.rl.checkpoint import EVERY as CHECKPOINT_EVERY, random_state, restore_random
-from harness.rl.gat import COMPILE_CHOICES, COMPILE_HELP, for_speed
+from harness.rl.gat import COMPILE_HELP, check_compile, for_speed
 from harness.rl.nets import masked_categorical, masked_log_softmax
 from harness.rl.ppo import gae
 from harness.sim.deployenv import DeployEnv
@@ -66,8 +66,7 @@ class SilGpoArgs:
     compile: str = arg("auto", COMPILE_HELP)
 
     def __post_init__(self):
-        if self.compile not in COMPILE_CHOICES:
-            raise ValueError(f"--compile must be one of {', '.join(COMPILE_CHOICES)}, not {self.compile!r}")
+        check_compile(self.compile)
 
 
 @dataclass

@@ -32,6 +32,12 @@ COMPILE_HELP = ("torch.compile the networks: auto (with GAT encoders, where it p
                 "resumes with either")
 
 
+def check_compile(setting: str) -> None:
+    """The one rule for a ``--compile`` value (the learners' Args call it on construction)."""
+    if setting not in COMPILE_CHOICES:
+        raise ValueError(f"--compile must be one of {', '.join(COMPILE_CHOICES)}, not {setting!r}")
+
+
 def for_speed(net: nn.Module, setting: str, encoder: str) -> nn.Module:
     """``net`` compiled (``setting`` on, or auto with GAT encoders) or as it is. The compiled
     module shares ``net``'s parameters; save ``net``, not it. GATv2's per-edge work (gather,
@@ -39,8 +45,7 @@ def for_speed(net: nn.Module, setting: str, encoder: str) -> nn.Module:
     encoders gain nothing (measured: ``benchmarks/silgpo_compile.py``). Shapes vary with the
     routing graphs, hence ``dynamic``. Compiled and eager runs differ in float rounding, so a
     training's trajectory depends on the setting, not its law."""
-    if setting not in COMPILE_CHOICES:
-        raise ValueError(f"compile must be one of {', '.join(COMPILE_CHOICES)}, not {setting!r}")
+    check_compile(setting)
     if setting == "on" or (setting == "auto" and encoder == "gat"):
         return torch.compile(net, dynamic=True)
     return net
