@@ -3,7 +3,7 @@ of the total delay (what their learning curves log), beside the baselines and th
 convergence.
 
     .venv/bin/python -m studies.silgpo.agent [--episodes 400] [--seeds 1] [--encoder gat|mlp]
-        [--sil auto|on|off] [--code-sil] [--threads 1] [--models results/silgpo-models] [--out results/silgpo]
+        [--sil auto|on|off] [--code-sil] [--threads 1] [--models studies/silgpo/models] [--out results/silgpo]
 
 Each seed's model is ``harness train``'s (``--models``/sil-gpo-authors-<variant>-s<seed>.pt):
 used if it has the episodes asked, else trained, or resumed from its ``.ckpt`` — a GAT model
@@ -33,6 +33,7 @@ from harness.policies.silgpo import Curve, deploy, load_actor
 from harness.results.stats import mean_ci95
 from harness.sim.servicegraph import code_instance, delay
 
+MODELS = Path(__file__).parent / "models"  # committed: results/ is not, and a fresh checkout lost 2026-11-27's
 LOGGED = {"start": 67.0, "converged": 26.8, "converged from episode": 1560}
 
 
@@ -45,8 +46,9 @@ def main() -> int:
     ap.add_argument("--sil", default="auto", choices=["auto", "on", "off"])
     ap.add_argument("--code-sil", action="store_true", help="detach the SIL value loss, as the authors' code does")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (two runs side by side: 1 each)")
-    ap.add_argument("--models", type=Path, default=Path("results/silgpo-models"),
-                    help="where the seeds' models are kept (trained or resumed where short)")
+    ap.add_argument("--models", type=Path, default=MODELS,
+                    help="where the seeds' models are kept (trained or resumed where short); the default is in the "
+                         "repository, so that hours of training outlive the machine")
     ap.add_argument("--out", type=Path, default=Path("results/silgpo"), help="the learning curves' plot")
     ap.add_argument("--ready-only", action="store_true",
                     help="rank the seeds whose model has the episodes asked; name the others and where they stand, "

@@ -3,7 +3,7 @@ the deployment baselines and the agent, in the code's form of the total delay (w
 plot), at the values of the authors' parameter files (notes §7.2.4).
 
     .venv/bin/python -m studies.silgpo.sweeps [--seeds 3] [--only preferred,queue-greedy,mfds-fpr,helas]
-        [--agent-dir DIR [--train-flags "..."]]
+        [--agent-dir [DIR] [--train-flags "..."]]
 
 Per point: each deployer's mean over generated instances (seeds 0..n-1, the code's values) with
 a 95 % interval, and the ranking. With ``--agent-dir``, SIL-GPO joins: one model per point and
@@ -31,6 +31,7 @@ from harness.sim.servicegraph import ServiceGraphConfig, delay, generate
 SWEEPS = {"arrival": [(1, 3), (2, 4), (3, 5), (4, 6), (5, 7)], "chain": [(2, 4), (3, 5), (4, 6), (5, 7), (6, 8)],
           "requests": [10, 20, 30, 40, 50]}
 PAPER_MARGINS = {"arrival": "-32.6/-24.8/-19.4", "chain": "-28.6/-20.7/-15.5", "requests": "-35.2/-25.4/-10.6"}
+AGENT_DIR = Path(__file__).parent / "models" / "sweeps"  # committed, as the agent's seeds are
 FAST = "--encoder mlp --lr-actor 5e-4 --lr-critic 1e-4 --episodes 400"  # studies/silgpo/README.md, "The agent"
 
 
@@ -60,7 +61,9 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--only", default="preferred,queue-greedy,mfds-fpr,helas")
     ap.add_argument("--figures", default=",".join(SWEEPS))
-    ap.add_argument("--agent-dir", type=Path, help="SIL-GPO's models per point and instance (trained where missing)")
+    ap.add_argument("--agent-dir", type=Path, nargs="?", const=AGENT_DIR,
+                    help=f"SIL-GPO joins, its models per point and instance kept in this folder (trained where missing; "
+                         f"without a value: {AGENT_DIR}, in the repository)")
     ap.add_argument("--train-flags", default=FAST, help=f"harness train's flags for them (default: {FAST!r})")
     args = ap.parse_args()
     names, t0 = args.only.split(","), time.monotonic()
