@@ -59,21 +59,17 @@ def main() -> int:
     torch.set_num_threads(args.threads)
     g = code_instance()
     label = f"{args.encoder}-sil_{args.sil}{'-code' if args.code_sil else ''}"
-    variant = args.encoder + ("" if args.sil == "auto" else f"-sil_{args.sil}") + ("-code" if args.code_sil else "")
     args.out.mkdir(parents=True, exist_ok=True)
     finals, bests, reach95, speed, curves = [], [], [], [], []
     for seed in range(args.first_seed, args.first_seed + args.seeds):
-        flags = ["--episodes", str(args.episodes), "--encoder", args.encoder, "--sil", args.sil, "--seed", str(seed)]
-
         def progress(episode, total, d, seed=seed):
             if episode % 50 == 0:
                 print(f"  seed {seed} episode {episode:5d}: evaluated {d:8.3f}", file=sys.stderr, flush=True)
-        path = args.models / f"sil-gpo-authors-{variant}-s{seed}.pt"
+        path, flags = model(args.models, args.episodes, args.encoder, args.sil, args.code_sil, seed)
         if args.ready_only and not ready(path, args.episodes):
             print(f"seed {seed}: not ready ({standing(path)})", flush=True)
             continue
-        path = world_learners.trained("sil-gpo", flags + (["--no-sil-critic-grad"] if args.code_sil else []),
-                                      path, progress)
+        path = world_learners.trained("sil-gpo", flags, path, progress)
         meta = json.loads(path.with_suffix(".json").read_text())
         curve = Curve.read(path)
         final = delay(g, deploy(g, load_actor(path, g)[0])).total
@@ -106,6 +102,20 @@ def main() -> int:
     return 0
 
 
+def model(models: Path, episodes: int, encoder: str, sil: str, code_sil: bool, seed: int) -> tuple[Path, list[str]]:
+    """(model path, ``harness train`` flags) of one seed of SIL-GPO on the authors' instance: the one
+    naming rule of this script and of ``studies.silgpo.trainings``."""
+    variant = encoder + ("" if sil == "auto" else f"-sil_{sil}") + ("-code" if code_sil else "")
+    flags = ["--episodes", str(episodes), "--encoder", encoder, "--sil", sil, "--seed", str(seed)]
+    return models / f"sil-gpo-authors-{variant}-s{seed}.pt", flags + (["--no-sil-critic-grad"] if code_sil else [])
+
+
+def rsdql_model(models: Path, episodes: int, encoder: str, seed: int) -> tuple[Path, list[str]]:
+    """(model path, ``harness train`` flags) of one seed of RSDQL on the authors' instance."""
+    return (models / f"rsdql-deploy-authors-{encoder}-s{seed}.pt",
+            ["--episodes", str(episodes), "--encoder", encoder, "--seed", str(seed)])
+
+
 def ready(model: Path, episodes: int) -> bool:
     """Whether ``model`` exists with at least ``episodes`` episodes trained."""
     meta = model.with_suffix(".json")
@@ -128,7 +138,7 @@ def ranking(g, rows: dict[str, list[float]], models: Path, encoder: str, asked) 
     from harness.policies import rsdql_deploy
 
     rows = dict(rows)
-    rsdql = [models / f"rsdql-deploy-authors-{encoder}-s{s}.pt" for s in asked]
+    rsdql = [rsdql_model(models, 0, encoder, s)[0] for s in asked]
     if have := [m for m in rsdql if m.exists()]:
         rows[f"rsdql-deploy ({encoder}, {len(have)} of {len(rsdql)} seeds)"] = [
             delay(g, rsdql_deploy.deploy(g, rsdql_deploy.load_net(m, g)[0])).total for m in have]

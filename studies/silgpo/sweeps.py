@@ -39,6 +39,14 @@ def label(value) -> str:
     return f"{value[0]}-{value[1]}" if isinstance(value, tuple) else str(value)
 
 
+def agent_model(figure: str, value, seed: int, folder: Path, flags: str) -> tuple[Path, list[str]]:
+    """(model path, ``harness train`` flags) of SIL-GPO on instance ``seed`` at this point: the one
+    naming rule of this script and of ``studies.silgpo.trainings``."""
+    sweep = f"{figure}={','.join(map(str, value)) if isinstance(value, tuple) else value}"
+    return (folder / f"sil-gpo-{figure}-{label(value)}-i{seed}.pt",
+            [*flags.split(), "--instance", str(seed), "--sweep", sweep, "--seed", str(seed + 1)])
+
+
 def agent_delay(figure: str, value, seed: int, folder: Path, flags: str) -> float:
     """SIL-GPO's best evaluated total delay on instance ``seed`` at this point (the deployment its
     greedy actor built at its best evaluation: the training and the test instance are one), from
@@ -46,13 +54,11 @@ def agent_delay(figure: str, value, seed: int, folder: Path, flags: str) -> floa
     from harness.policies import world_learners
     from harness.policies.silgpo import Curve
 
-    name = f"sil-gpo-{figure}-{label(value)}-i{seed}"
-    sweep = f"{figure}={','.join(map(str, value)) if isinstance(value, tuple) else value}"
-    t, fresh = time.monotonic(), not (folder / f"{name}.pt").exists()
-    path = world_learners.trained("sil-gpo", [*flags.split(), "--instance", str(seed), "--sweep", sweep,
-                                              "--seed", str(seed + 1)], folder / f"{name}.pt")
+    path, argv = agent_model(figure, value, seed, folder, flags)
+    t, fresh = time.monotonic(), not path.exists()
+    path = world_learners.trained("sil-gpo", argv, path)
     if fresh:
-        print(f"    trained {name} in {time.monotonic() - t:.0f} s", file=sys.stderr, flush=True)
+        print(f"    trained {path.stem} in {time.monotonic() - t:.0f} s", file=sys.stderr, flush=True)
     return min(Curve.read(path).delay)
 
 
