@@ -1,6 +1,7 @@
 """Every training SIL-GPO's study rests on, as one queue that a few lanes (processes) work through:
 each model kept where done, resumed from its ``.ckpt`` where stopped, trained where missing, in
-``studies/silgpo/models/`` (committed, so the hours of training outlive the machine).
+``studies/silgpo/models/`` (committed, so the hours of training outlive the machine; a model's
+``.ckpt`` is dropped once it is done).
 
     .venv/bin/python -m studies.silgpo.trainings [--lanes 2] [--only ranking,ablations,sweeps] [--list] [--background]
 
@@ -104,6 +105,9 @@ def run(job: Job) -> tuple[Job, str, float]:
                 print(f"  {job.path.stem}: episode {episode}/{total}, evaluated {delay:.3f}", flush=True)
         print(f"{job.path.stem}: {was}, training", flush=True)
         world_learners.trained(job.learner, list(job.argv), job.path, progress)
+        # a finished model's state (6-7 MB of optimisers and buffers) serves no result, and the
+        # repository carries the state of unfinished ones only
+        job.path.with_suffix(".ckpt").unlink(missing_ok=True)
         return job, f"trained ({was} before)", time.monotonic() - t
 
 
