@@ -32,8 +32,8 @@ from harness.policies.deployment import DEPLOYERS, deployments
 from harness.policies.silgpo import Curve, deploy, load_actor
 from harness.results.stats import mean_ci95
 from harness.sim.servicegraph import code_instance, delay
+from studies.silgpo import MODELS
 
-MODELS = Path(__file__).parent / "models"  # committed: results/ is not, and a fresh checkout lost 2026-11-27's
 LOGGED = {"start": 67.0, "converged": 26.8, "converged from episode": 1560}
 
 

@@ -27,11 +27,12 @@ import numpy as np
 from harness.policies.deployment import DEPLOYERS
 from harness.results.stats import mean_ci95
 from harness.sim.servicegraph import ServiceGraphConfig, delay, generate
+from studies.silgpo import MODELS
 
 SWEEPS = {"arrival": [(1, 3), (2, 4), (3, 5), (4, 6), (5, 7)], "chain": [(2, 4), (3, 5), (4, 6), (5, 7), (6, 8)],
           "requests": [10, 20, 30, 40, 50]}
 PAPER_MARGINS = {"arrival": "-32.6/-24.8/-19.4", "chain": "-28.6/-20.7/-15.5", "requests": "-35.2/-25.4/-10.6"}
-AGENT_DIR = Path(__file__).parent / "models" / "sweeps"  # committed, as the agent's seeds are
+AGENT_DIR = MODELS / "sweeps"
 FAST = "--encoder mlp --lr-actor 5e-4 --lr-critic 1e-4 --episodes 400"  # studies/silgpo/README.md, "The agent"
 
 

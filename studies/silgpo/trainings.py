@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from studies.silgpo import agent, sweeps
+from studies.silgpo import MODELS, agent, sweeps
 
 EPISODES = 2000  # the authors' max_train_episodes is 20,000; their logged agent converged by 1,560
 GROUPS = ("ranking", "ablations", "sweeps")
@@ -45,34 +45,30 @@ class Job:
     group: str
     learner: str
     path: Path
-    argv: tuple[str, ...]
+    argv: list[str]
 
     def episodes(self) -> int:
         return int(self.argv[self.argv.index("--episodes") + 1])
 
 
-def jobs(models: Path = agent.MODELS, groups=GROUPS) -> list[Job]:
+def jobs(models: Path = MODELS, groups=GROUPS) -> list[Job]:
     """The queue, in order (a GAT seed and an RSDQL seed in turns: two lanes train one of each)."""
     out: list[Job] = []
     if "ranking" in groups:
         for seed in range(1, 6):
-            out.append(Job("ranking", "sil-gpo", *_job(agent.model(models, EPISODES, "gat", "auto", False, seed))))
-            out.append(Job("ranking", "rsdql-deploy", *_job(agent.rsdql_model(models, EPISODES, "mlp", seed))))
+            out.append(Job("ranking", "sil-gpo", *agent.model(models, EPISODES, "gat", "auto", False, seed)))
+            out.append(Job("ranking", "rsdql-deploy", *agent.rsdql_model(models, EPISODES, "mlp", seed)))
     if "ablations" in groups:
         for seed in range(1, 4):
             for encoder, sil in (("gat", "off"), ("mlp", "auto")):
-                out.append(Job("ablations", "sil-gpo", *_job(agent.model(models, EPISODES, encoder, sil, False, seed))))
+                out.append(Job("ablations", "sil-gpo", *agent.model(models, EPISODES, encoder, sil, False, seed)))
     if "sweeps" in groups:
-        folder = models / "sweeps"
+        folder = models / sweeps.AGENT_DIR.relative_to(MODELS)
         for figure, values in sweeps.SWEEPS.items():
             for value in values:
                 for seed in range(3):
-                    out.append(Job("sweeps", "sil-gpo", *_job(sweeps.agent_model(figure, value, seed, folder, sweeps.FAST))))
+                    out.append(Job("sweeps", "sil-gpo", *sweeps.agent_model(figure, value, seed, folder, sweeps.FAST)))
     return out
-
-
-def _job(made: tuple[Path, list[str]]) -> tuple[Path, tuple[str, ...]]:
-    return made[0], tuple(made[1])
 
 
 def standing(job: Job) -> str:
@@ -89,14 +85,14 @@ def run(job: Job) -> tuple[Job, str, float]:
     from harness.policies import world_learners
 
     torch.set_num_threads(1)
-    if agent.ready(job.path, job.episodes()):
-        return job, "done already", 0.0
     job.path.parent.mkdir(parents=True, exist_ok=True)
     with open(job.path.with_suffix(".lock"), "w") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return job, "passed by: another process trains it", 0.0
+        if agent.ready(job.path, job.episodes()):  # under the lock: another process may have just finished it
+            return job, "done already", 0.0
         was = agent.standing(job.path)
         t = time.monotonic()
 
@@ -104,7 +100,7 @@ def run(job: Job) -> tuple[Job, str, float]:
             if episode % 100 == 0:
                 print(f"  {job.path.stem}: episode {episode}/{total}, evaluated {delay:.3f}", flush=True)
         print(f"{job.path.stem}: {was}, training", flush=True)
-        world_learners.trained(job.learner, list(job.argv), job.path, progress)
+        world_learners.trained(job.learner, job.argv, job.path, progress)
         # a finished model's state (6-7 MB of optimisers and buffers) serves no result, and the
         # repository carries the state of unfinished ones only
         job.path.with_suffix(".ckpt").unlink(missing_ok=True)
@@ -126,7 +122,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lanes", type=int, default=2, help="trainings at once (one core each)")
     ap.add_argument("--only", default=",".join(GROUPS), help=f"groups to work through, of {', '.join(GROUPS)}")
-    ap.add_argument("--models", type=Path, default=agent.MODELS, help="where the models are kept")
+    ap.add_argument("--models", type=Path, default=MODELS, help="where the models are kept")
     ap.add_argument("--list", action="store_true", help="print each job and where it stands; train nothing")
     ap.add_argument("--background", action="store_true", help="yield the CPU to every other session")
     args = ap.parse_args()
