@@ -91,14 +91,23 @@ class Curve:
                 curve.sil_on.append(row.get("sil_on") == "True")
         return curve
 
-    def to_reach(self, share: float = 0.95) -> int | None:
-        """The first episode whose evaluation is within (1 − share) of the way from the first
-        evaluation to the best one (reward-wise: 95 % of the improvement)."""
+    def final(self, last: int = 10) -> float:
+        """The level the training ended at: the mean of its last ``last`` evaluations (the last
+        one alone swings with the policy's last update)."""
+        return float(np.mean(self.delay[-last:]))
+
+    def to_reach(self, share: float = 0.95, last: int = 10) -> int | None:
+        """The first episode whose evaluation has made ``share`` of the way from the first
+        evaluation to the final level (``final(last)``): "95 % of the final reward", the reward
+        being the delay saved."""
         if not self.delay:
             return None
-        first, best = self.delay[0], min(self.delay)
-        target = first - share * (first - best)
-        return next(e for e, d in zip(self.episodes, self.delay) if d <= target)
+        first = self.delay[0]
+        return self.first_at(first - share * (first - self.final(last)))
+
+    def first_at(self, target: float) -> int | None:
+        """The first episode whose evaluation is at or below ``target`` (None if none is)."""
+        return next((e for e, d in zip(self.episodes, self.delay) if d <= target), None)
 
 
 class RewardScaling:

@@ -36,7 +36,12 @@ def test_the_high_return_buffer_admits_good_episodes_and_their_positive_steps():
 
 def test_the_curve_finds_the_episode_at_95_percent_of_the_improvement():
     c = Curve(episodes=[10, 20, 30, 40], delay=[60.0, 40.0, 31.5, 30.0])
-    assert c.to_reach(0.95) == 30 and c.to_reach(1.0) == 40
+    assert c.to_reach(0.95, last=1) == 30 and c.to_reach(1.0, last=1) == 40
+    # the final level is the mean of the last evaluations, not the best: an early dip counts once
+    # the curve is within 95 % of where it ended
+    dip = Curve(episodes=[10, 20, 30, 40, 50], delay=[60.0, 20.0, 45.0, 41.0, 39.0])
+    assert dip.final(3) == pytest.approx(41.667, abs=1e-3) and dip.to_reach(0.95, last=3) == 20
+    assert dip.first_at(19.0) is None and dip.first_at(45.0) == 20
 
 
 @pytest.mark.parametrize("encoder", ["gat", "mlp"])
