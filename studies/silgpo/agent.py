@@ -63,7 +63,7 @@ def main() -> int:
     g = code_instance()
     label = f"{args.encoder}-sil_{args.sil}{'-code' if args.code_sil else ''}"
     args.out.mkdir(parents=True, exist_ok=True)
-    finals, bests, reach95, speed, curves = [], [], [], [], []
+    runs: dict[int, Run] = {}
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         def progress(episode, total, d, seed=seed):
             if episode % 50 == 0:
@@ -72,27 +72,24 @@ def main() -> int:
         if args.ready_only and not ready(path, args.episodes):
             print(f"seed {seed}: not ready ({standing(path)})", flush=True)
             continue
-        run = Run.of(world_learners.trained("sil-gpo", flags, path, progress), g)
-        curves.append((seed, run.curve))
-        finals.append(run.last)
-        bests.append(run.best)
-        reach95.append(run.reach95)
-        speed.append(run.seconds_per_episode)
+        run = runs[seed] = Run.of(world_learners.trained("sil-gpo", flags, path, progress), g)
         print(f"seed {seed}: first evaluation {run.curve.delay[0]:.3f}, last {run.last:.3f}, best {run.best:.3f}, "
               f"95 % of the improvement by episode {run.reach95}, {run.seconds_per_episode:.2f} s/episode "
               f"({run.path})", flush=True)
-    if not finals:
+    if not runs:
         print("no seed is ready", file=sys.stderr)
         return 1
+    finals, bests = [r.last for r in runs.values()], [r.best for r in runs.values()]
     (fm, fh), (bm, bh) = mean_ci95(finals), mean_ci95(bests)
-    seeds = [seed for seed, _ in curves]
+    seeds, curves = list(runs), [(seed, r.curve) for seed, r in runs.items()]
     print("  the baselines (the rollout takes about two minutes) ...", file=sys.stderr, flush=True)
     baselines = {name: [delay(g, X).total for X in deployments(name, g, seeds)] for name in DEPLOYERS}
     pg, qg, ro = (baselines[n][0] for n in ("preferred", "queue-greedy", "rollout"))
     best = min(DEPLOYERS, key=lambda n: np.mean(baselines[n]))
     print(f"\nSIL-GPO ({label}), {len(finals)} seed(s) × {args.episodes} episodes on the authors' instance:")
     print(f"  last evaluation {fm:.3f} ± {fh or 0:.3f}; best {bm:.3f} ± {bh or 0:.3f}; "
-          f"{np.mean(speed):.2f} s/episode; 95 % of the improvement by episode {reach95}")
+          f"{np.mean([r.seconds_per_episode for r in runs.values()]):.2f} s/episode; "
+          f"95 % of the improvement by episode {[r.reach95 for r in runs.values()]}")
     print(f"  the code's greedy {pg:.3f}, queue-greedy {qg:.3f}, rollout {ro:.3f}; the authors' logged agent ≈ "
           f"{LOGGED['converged']} (from episode {LOGGED['converged from episode']}, starting ≈ {LOGGED['start']:.0f})")
     print(f"  SIL-GPO against the best baseline ({best}): {100 * (fm / np.mean(baselines[best]) - 1):+.1f} %; "
