@@ -143,14 +143,21 @@ def trained(name: str, argv: list[str], path: Path, progress: Callable[[int, int
     """The model at ``path`` of learner ``name`` with ``harness train``'s flags ``argv``: kept if
     it has the episodes asked, else resumed from its ``.ckpt`` where there is one, else trained;
     so a study's models of hours span sessions."""
-    import json
-
     args, world, built = parse(name, argv)
-    if path.exists() and json.loads(path.with_suffix(".json").read_text())["args"].get("episodes", 0) >= args.episodes:
+    if has_episodes(path, args.episodes):
         return path
     train_and_save(name, args, world, built, path.parent, path.stem, True, progress,
                    resume=path.with_suffix(".ckpt").exists())
     return path
+
+
+def has_episodes(path: Path, episodes: int) -> bool:
+    """Whether the model at ``path`` is saved with at least ``episodes`` episodes trained (by its
+    ``.json``, written with the model when a training ends)."""
+    import json
+
+    meta = path.with_suffix(".json")
+    return path.exists() and meta.exists() and json.loads(meta.read_text())["args"].get("episodes", 0) >= episodes
 
 
 def not_resumable(name: str) -> None:

@@ -28,7 +28,8 @@ from harness.policies.deployment import DEPLOYERS
 from harness.results.stats import mean_ci95
 from harness.sim.servicegraph import code_instance, delay
 from studies.silgpo import MODELS
-from studies.silgpo.agent import LOGGED, Run, model, ready, standing
+from harness.policies.world_learners import has_episodes
+from studies.silgpo.agent import LOGGED, Run, model, standing
 
 # (label, encoder, SIL rule): the paper's agent first, the one each ablation is paired against
 VARIANTS = [("GAT + SIL (the paper's)", "gat", "auto"), ("GAT, no SIL", "gat", "off"), ("MLP + SIL", "mlp", "auto")]
@@ -49,7 +50,7 @@ def main() -> int:
         done = {}
         for seed in range(1, args.seeds + 1):
             path, _ = model(args.models, args.episodes, encoder, sil, False, seed)
-            if ready(path, args.episodes):
+            if has_episodes(path, args.episodes):
                 done[seed] = Run.of(path, g)
             else:
                 print(f"{label}, seed {seed}: not ready ({standing(path)}; python -m studies.silgpo.trainings)")

@@ -69,7 +69,7 @@ def main() -> int:
             if episode % 50 == 0:
                 print(f"  seed {seed} episode {episode:5d}: evaluated {d:8.3f}", file=sys.stderr, flush=True)
         path, flags = model(args.models, args.episodes, args.encoder, args.sil, args.code_sil, seed)
-        if args.ready_only and not ready(path, args.episodes):
+        if args.ready_only and not world_learners.has_episodes(path, args.episodes):
             print(f"seed {seed}: not ready ({standing(path)})", flush=True)
             continue
         run = runs[seed] = Run.of(world_learners.trained("sil-gpo", flags, path, progress), g)
@@ -137,12 +137,6 @@ def rsdql_model(models: Path, episodes: int, encoder: str, seed: int) -> tuple[P
     """(model path, ``harness train`` flags) of one seed of RSDQL on the authors' instance."""
     return (models / f"rsdql-deploy-authors-{encoder}-s{seed}.pt",
             ["--episodes", str(episodes), "--encoder", encoder, "--seed", str(seed)])
-
-
-def ready(model: Path, episodes: int) -> bool:
-    """Whether ``model`` exists with at least ``episodes`` episodes trained."""
-    meta = model.with_suffix(".json")
-    return meta.exists() and json.loads(meta.read_text())["args"].get("episodes", 0) >= episodes
 
 
 def standing(model: Path) -> str:

@@ -3,7 +3,7 @@ the deployment baselines and the agent, in the code's form of the total delay (w
 plot), at the values of the authors' parameter files (notes §7.2.4).
 
     .venv/bin/python -m studies.silgpo.sweeps [--seeds 3] [--only preferred,queue-greedy,mfds-fpr,helas]
-        [--agent-dir [DIR] [--train-flags "..."]]
+        [--agent-dir [DIR] [--train-flags "..."] [--ready-only]] [--out results/silgpo]
 
 Per point: each deployer's mean over generated instances (seeds 0..n-1, the code's values) with
 a 95 % interval, and the ranking. With ``--agent-dir``, SIL-GPO joins: one model per point and
@@ -12,12 +12,16 @@ seed instance + 1), trained where missing, resumed where stopped (``.ckpt``), so
 sessions; its number is the best of its greedy evaluations (a deployment it built on that very
 instance: the most generous reading of a training); each row then gives SIL-GPO's margin over HELAS, MFDS-FPR and the best baseline beside
 the paper's (−32.6/−24.8/−19.4 % in Fig. 8, −28.6/−20.7/−15.5 % in Fig. 9, −35.2/−25.4/−10.6 %
-in Fig. 10, against HELAS/MFDS-FPR/RSDQL).
+in Fig. 10, against HELAS/MFDS-FPR/RSDQL). ``--ready-only`` trains nothing: a point whose models
+are not all done (``studies.silgpo.trainings`` trains them) shows how many are. Writes
+``sweeps.csv`` (one row per point, deployer and instance) and ``sweeps.png`` (the three figures)
+in ``--out``.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import sys
 import time
 from pathlib import Path
@@ -31,6 +35,7 @@ from studies.silgpo import MODELS
 
 SWEEPS = {"arrival": [(1, 3), (2, 4), (3, 5), (4, 6), (5, 7)], "chain": [(2, 4), (3, 5), (4, 6), (5, 7), (6, 8)],
           "requests": [10, 20, 30, 40, 50]}
+FIGURE_NUMBER = {"arrival": 8, "chain": 9, "requests": 10}
 PAPER_MARGINS = {"arrival": "-32.6/-24.8/-19.4", "chain": "-28.6/-20.7/-15.5", "requests": "-35.2/-25.4/-10.6"}
 AGENT_DIR = MODELS / "sweeps"
 FAST = "--encoder mlp --lr-actor 5e-4 --lr-critic 1e-4 --episodes 400"  # studies/silgpo/README.md, "The agent"
@@ -48,14 +53,17 @@ def agent_model(figure: str, value, seed: int, folder: Path, flags: str) -> tupl
             [*flags.split(), "--instance", str(seed), "--sweep", sweep, "--seed", str(seed + 1)])
 
 
-def agent_delay(figure: str, value, seed: int, folder: Path, flags: str) -> float:
+def agent_delay(figure: str, value, seed: int, folder: Path, flags: str, ready_only: bool = False) -> float | None:
     """SIL-GPO's best evaluated total delay on instance ``seed`` at this point (the deployment its
     greedy actor built at its best evaluation: the training and the test instance are one), from
-    its model's curve; the model trained (or resumed) first if it is not in ``folder``."""
+    its model's curve; the model trained (or resumed) first if it is not in ``folder``, or None
+    with ``ready_only``."""
     from harness.policies import world_learners
     from harness.policies.silgpo import Curve
 
     path, argv = agent_model(figure, value, seed, folder, flags)
+    if ready_only and not world_learners.has_episodes(path, world_learners.parse("sil-gpo", argv)[0].episodes):
+        return None
     t, fresh = time.monotonic(), not path.exists()
     path = world_learners.trained("sil-gpo", argv, path)
     if fresh:
@@ -72,12 +80,16 @@ def main() -> int:
                     help=f"SIL-GPO joins, its models per point and instance kept in this folder (trained where missing; "
                          f"without a value: {AGENT_DIR}, in the repository)")
     ap.add_argument("--train-flags", default=FAST, help=f"harness train's flags for them (default: {FAST!r})")
+    ap.add_argument("--ready-only", action="store_true",
+                    help="train nothing: SIL-GPO counts at the points whose models are all done")
+    ap.add_argument("--out", type=Path, default=Path("results/silgpo"), help="where sweeps.csv and sweeps.png go")
     args = ap.parse_args()
     names, t0 = args.only.split(","), time.monotonic()
     columns = names + (["sil-gpo"] if args.agent_dir else [])
     base = ServiceGraphConfig(silgpo_compat=True)
+    rows: list[dict] = []
     for figure in args.figures.split(","):
-        print(f"\nFig. {dict(arrival=8, chain=9, requests=10)[figure]}, {figure}:")
+        print(f"\nFig. {FIGURE_NUMBER[figure]}, {figure}:")
         margin = (f"   sil-gpo against (paper: {PAPER_MARGINS[figure]} % against helas/mfds-fpr/rsdql)"
                   if args.agent_dir else "")
         print(f"  {'value':>8s} {'N':>4s} " + " ".join(f"{n:>17s}" for n in columns) + "   ranking" + margin)
@@ -88,21 +100,65 @@ def main() -> int:
                     for name in names}
             if args.agent_dir:
                 args.agent_dir.mkdir(parents=True, exist_ok=True)
-                runs["sil-gpo"] = [agent_delay(figure, value, s, args.agent_dir, args.train_flags)
-                                   for s in range(len(worlds))]
+                agent = [agent_delay(figure, value, s, args.agent_dir, args.train_flags, args.ready_only)
+                         for s in range(len(worlds))]
+                if all(d is not None for d in agent):
+                    runs["sil-gpo"] = agent
+            rows += [{"figure": FIGURE_NUMBER[figure], "sweep": figure, "value": label(value), "deployer": name,
+                      "instance": s, "total_delay": d} for name, v in runs.items() for s, d in enumerate(v)]
             cells = {name: mean_ci95(v) for name, v in runs.items()}
-            rank = sorted(columns, key=lambda n: cells[n][0])
+            rank = sorted(cells, key=lambda n: cells[n][0])
             line = (f"  {label(value):>8s} {int(np.mean([len(g.to_place()) for g in worlds])):4d} "
-                    + " ".join(f"{cells[n][0]:9.2f} ± {cells[n][1] or 0:5.2f}" for n in columns) + "   " + " < ".join(rank))
-            if args.agent_dir:  # paired by instance: the agent and each baseline placed the same ones
+                    + " ".join(f"{cells[n][0]:9.2f} ± {cells[n][1] or 0:5.2f}" if n in cells
+                               else f"{f'{sum(d is not None for d in agent)} of {len(agent)} done':>17s}" for n in columns)
+                    + "   " + " < ".join(rank))
+            if "sil-gpo" in runs:  # paired by instance: the agent and each baseline placed the same ones
                 best = min(names, key=lambda n: cells[n][0])
                 against = {**{n: n for n in ("helas", "mfds-fpr") if n in runs}, f"best ({best})": best}
                 gaps = {shown: 100 * float(np.mean([a / b - 1 for a, b in zip(runs["sil-gpo"], runs[n])]))
                         for shown, n in against.items()}
                 line += "   " + ", ".join(f"{n} {x:+.1f} %" for n, x in gaps.items())
             print(line, flush=True)
-    print(f"\n{args.seeds} generated instances per point; {time.monotonic() - t0:.0f} s")
+    args.out.mkdir(parents=True, exist_ok=True)
+    with (args.out / "sweeps.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print(f"\n{args.seeds} generated instances per point; {time.monotonic() - t0:.0f} s; "
+          f"wrote {args.out / 'sweeps.csv'} and {plot(rows, args.out / 'sweeps.png')}")
     return 0
+
+
+def plot(rows: list[dict], path: Path) -> Path:
+    """Figs 8-10 as the paper draws them: per sweep, each deployer's mean total delay per point,
+    with its 95 % interval over the instances."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figures = list(dict.fromkeys(r["sweep"] for r in rows))
+    colour = {name: f"C{k}" for k, name in enumerate(dict.fromkeys(r["deployer"] for r in rows))}  # one per deployer
+    fig, axes = plt.subplots(1, len(figures), figsize=(5 * len(figures), 4), squeeze=False)
+    for ax, figure in zip(axes[0], figures):
+        mine = [r for r in rows if r["sweep"] == figure]
+        values = list(dict.fromkeys(r["value"] for r in mine))
+        for name in dict.fromkeys(r["deployer"] for r in mine):
+            at = {i: [r["total_delay"] for r in mine if r["deployer"] == name and r["value"] == v]
+                  for i, v in enumerate(values)}
+            points = [(i, *mean_ci95(d)) for i, d in at.items() if d]  # SIL-GPO: only where its models are done
+            points = [(i, m, h or 0) for i, m, h in points]
+            ax.errorbar([p[0] for p in points], [p[1] for p in points], yerr=[p[2] for p in points], capsize=3,
+                        marker="o", markersize=4, color=colour[name], label=name)
+        ax.set_xticks(range(len(values)), values)
+        ax.set_xlabel({"arrival": "arrival rate λ", "chain": "chain length", "requests": "number of requests"}[figure])
+        ax.set_ylabel("total delay (code form)")
+        ax.set_title(f"Fig. {FIGURE_NUMBER[figure]}")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 if __name__ == "__main__":

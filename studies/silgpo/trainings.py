@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.policies.world_learners import has_episodes
 from studies.silgpo import MODELS, agent, sweeps
 
 EPISODES = 2000  # the authors' max_train_episodes is 20,000; their logged agent converged by 1,560
@@ -73,7 +74,7 @@ def jobs(models: Path = MODELS, groups=GROUPS) -> list[Job]:
 
 def standing(job: Job) -> str:
     """done, at episode N (its last saved state), or not started."""
-    if agent.ready(job.path, job.episodes()):
+    if has_episodes(job.path, job.episodes()):
         return "done"
     return agent.standing(job.path)
 
@@ -91,7 +92,7 @@ def run(job: Job) -> tuple[Job, str, float]:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return job, "passed by: another process trains it", 0.0
-        if agent.ready(job.path, job.episodes()):  # under the lock: another process may have just finished it
+        if has_episodes(job.path, job.episodes()):  # under the lock: another process may have just finished it
             return job, "done already", 0.0
         was = agent.standing(job.path)
         t = time.monotonic()
@@ -135,7 +136,7 @@ def main() -> int:
         for job in queue:
             print(f"{job.group:9s} {job.path.stem:44s} {standing(job)}")
         return 0
-    todo = [job for job in queue if not agent.ready(job.path, job.episodes())]
+    todo = [job for job in queue if not has_episodes(job.path, job.episodes())]
     print(f"{len(queue)} models, {len(queue) - len(todo)} done, {len(todo)} to train in {args.lanes} lane(s)"
           + (f"; {background()}" if args.background else ""), flush=True)
     t0 = time.monotonic()

@@ -36,6 +36,10 @@ def test_sil_gpo_trains_from_the_cli_and_its_model_deploys(tmp_path):
 
     g = ServiceGraphWorld(**meta["world_config"]).build()
     assert delay(g, deploy(g, load_actor(tmp_path / "m.pt", g)[0])).total == float(rows[-1]["delay"])  # the last
+    from harness.policies.world_learners import has_episodes  # the studies' rule for a model they may use
+
+    assert has_episodes(tmp_path / "m.pt", 4) and not has_episodes(tmp_path / "m.pt", 5)
+    assert not has_episodes(tmp_path / "other.pt", 1)
 
 
 def test_rsdql_deploy_trains_from_the_cli_and_keeps_its_best_net(tmp_path):
