@@ -4,13 +4,13 @@ requests its summary counts, the anchor's model, the node-ps capacity fit, and p
 from __future__ import annotations
 
 import argparse
-import csv
 from pathlib import Path
 
 import numpy as np
 
 from harness import shipped
 from harness.results.collect import find
+from harness.results.csvfile import write_rows
 from harness.results.summary import in_window, ok_mask, summarize
 from harness.scenarios import calibration
 from harness.sim.topology import model_for
@@ -38,10 +38,7 @@ def shipped_app(name: str, testbed: str):
 
 def finish(rows: list[dict], verdicts: list[tuple[str, bool | None]], path: Path) -> int:
     """Write the rows as CSV, print each verdict (``show``); 1 unless every one passed."""
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_rows(path, rows)
     status = show(verdicts)
     print(f"wrote {path}")
     return status

@@ -18,17 +18,17 @@ Writes ``ablations.csv`` (one row per model) and ``ablations.png`` (every curve)
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from harness.policies.deployment import DEPLOYERS
+from harness.policies.world_learners import has_episodes
+from harness.results.csvfile import write_rows
 from harness.results.stats import mean_ci95
 from harness.sim.servicegraph import code_instance, delay
 from studies.silgpo import MODELS
-from harness.policies.world_learners import has_episodes
 from studies.silgpo.agent import LOGGED, Run, model, standing
 
 # (label, encoder, SIL rule): the paper's agent first, the one each ablation is paired against
@@ -88,12 +88,8 @@ def main() -> int:
         print(f"  {name:28s} seeds {','.join(map(str, seeds))}: final level {ci(final)}, "
               f"episode at 95 % {ci(reach, 0)}")
     greedy = delay(g, DEPLOYERS["preferred"](g, None)).total
-    args.out.mkdir(parents=True, exist_ok=True)
-    with (args.out / "ablations.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    print(f"\nwrote {args.out / 'ablations.csv'} and {plot(runs, bar, greedy, args.out / 'ablations.png')}")
+    print(f"\nwrote {write_rows(args.out / 'ablations.csv', rows)} and "
+          f"{plot(runs, bar, greedy, args.out / 'ablations.png')}")
     return 0
 
 

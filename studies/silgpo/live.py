@@ -18,7 +18,6 @@ paired by repeat. Every request is in the run folder's ``requests.csv`` files.
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.policies.deployment import DEPLOYERS
+from harness.results.csvfile import write_rows
 from harness.results.stats import mean_ci95
 from harness.scenarios import graph_live
 from harness.sim import servicegraph_plan as plan
@@ -106,12 +106,7 @@ def report(results: list[graph_live.Measured], names: list[str], out: Path) -> i
         rows += [{"deployment": name, "type": t, "measured_ms": float(np.mean([m.per_type[t][0] for m in runs
                                                                                 if t in m.per_type])),
                   "model_ms": float(runs[0].expected_ms[t]), "abs_error": e} for t, e in errs.items()]
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "per_type.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    print(f"\nper request type: {out / 'per_type.csv'}; every request: {out}/*/requests.csv")
+    print(f"\nper request type: {write_rows(out / 'per_type.csv', rows)}; every request: {out}/*/requests.csv")
     return 0 if ok_all else 1
 
 

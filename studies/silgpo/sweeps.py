@@ -21,7 +21,6 @@ in ``--out``.
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 import time
 from pathlib import Path
@@ -29,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.policies.deployment import DEPLOYERS
+from harness.results.csvfile import write_rows
 from harness.results.stats import mean_ci95
 from harness.sim.servicegraph import ServiceGraphConfig, delay, generate
 from studies.silgpo import MODELS
@@ -119,13 +119,8 @@ def main() -> int:
                         for shown, n in against.items()}
                 line += "   " + ", ".join(f"{n} {x:+.1f} %" for n, x in gaps.items())
             print(line, flush=True)
-    args.out.mkdir(parents=True, exist_ok=True)
-    with (args.out / "sweeps.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
     print(f"\n{args.seeds} generated instances per point; {time.monotonic() - t0:.0f} s; "
-          f"wrote {args.out / 'sweeps.csv'} and {plot(rows, args.out / 'sweeps.png')}")
+          f"wrote {write_rows(args.out / 'sweeps.csv', rows)} and {plot(rows, args.out / 'sweeps.png')}")
     return 0
 
 
