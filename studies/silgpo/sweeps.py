@@ -12,7 +12,8 @@ seed instance + 1), trained where missing, resumed where stopped (``.ckpt``), so
 sessions; its number is the best of its greedy evaluations (a deployment it built on that very
 instance: the most generous reading of a training); each row then gives SIL-GPO's margin over HELAS, MFDS-FPR and the best baseline beside
 the paper's (−32.6/−24.8/−19.4 % in Fig. 8, −28.6/−20.7/−15.5 % in Fig. 9, −35.2/−25.4/−10.6 %
-in Fig. 10, against HELAS/MFDS-FPR/RSDQL). ``--ready-only`` trains nothing: a point whose models
+in Fig. 10, against HELAS/MFDS-FPR/RSDQL), and each figure ends with the mean margins over its
+points (the paper gives one number per sweep) and at how many SIL-GPO ranks first. ``--ready-only`` trains nothing: a point whose models
 are not all done (``studies.silgpo.trainings`` trains them) shows how many are. Writes
 ``sweeps.csv`` (one row per point, deployer and instance) and ``sweeps.png`` (the three figures)
 in ``--out``.
@@ -93,6 +94,8 @@ def main() -> int:
         margin = (f"   sil-gpo against (paper: {PAPER_MARGINS[figure]} % against helas/mfds-fpr/rsdql)"
                   if args.agent_dir else "")
         print(f"  {'value':>8s} {'N':>4s} " + " ".join(f"{n:>17s}" for n in columns) + "   ranking" + margin)
+        margins: list[dict[str, float]] = []  # per point with the agent: its margin against each baseline
+        firsts = 0
         for value in SWEEPS[figure]:
             cfg = base.sweep(figure, value)
             worlds = [generate(cfg, s) for s in range(args.seeds)]
@@ -114,11 +117,20 @@ def main() -> int:
                     + "   " + " < ".join(rank))
             if "sil-gpo" in runs:  # paired by instance: the agent and each baseline placed the same ones
                 best = min(names, key=lambda n: cells[n][0])
-                against = {**{n: n for n in ("helas", "mfds-fpr") if n in runs}, f"best ({best})": best}
-                gaps = {shown: 100 * float(np.mean([a / b - 1 for a, b in zip(runs["sil-gpo"], runs[n])]))
-                        for shown, n in against.items()}
-                line += "   " + ", ".join(f"{n} {x:+.1f} %" for n, x in gaps.items())
+                against = {**{n: n for n in ("helas", "mfds-fpr") if n in runs}, "best": best}
+                gaps = {role: 100 * float(np.mean([a / b - 1 for a, b in zip(runs["sil-gpo"], runs[n])]))
+                        for role, n in against.items()}
+                line += "   " + ", ".join(f"{role if role != 'best' else f'best ({best})'} {x:+.1f} %"
+                                          for role, x in gaps.items())
+                margins.append(gaps)
+                firsts += rank[0] == "sil-gpo"
             print(line, flush=True)
+        if margins:  # the paper gives one margin per sweep: the mean over its points sets beside it
+            mean = {n: np.mean([m[n] for m in margins]) for n in margins[0]}
+            print(f"  mean over {len(margins)} of {len(SWEEPS[figure])} points: "
+                  + ", ".join(f"{n} {x:+.1f} %" for n, x in mean.items())
+                  + f"; sil-gpo first at {firsts} of {len(margins)} (paper: {PAPER_MARGINS[figure]} % against "
+                    f"helas/mfds-fpr/rsdql, first everywhere)")
     print(f"\n{args.seeds} generated instances per point; {time.monotonic() - t0:.0f} s; "
           f"wrote {write_rows(args.out / 'sweeps.csv', rows)} and {plot(rows, args.out / 'sweeps.png')}")
     return 0
