@@ -7,7 +7,6 @@ cap; ``optimal`` searches exhaustively and its plan is followed."""
 from __future__ import annotations
 
 import contextlib
-import csv
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,10 +147,9 @@ def run_policy(dyn: Dynamics, policy: Policy, name: str, pods: int, seeds: list[
 
 
 def write_results(rows: list[dict], out: Path) -> None:
-    """``out`` as CSV and the same rows as JSON beside it."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows({k: json.dumps(v, sort_keys=True) if isinstance(v, dict) else v for k, v in r.items()} for r in rows)
+    """``out`` as CSV (a dict cell as JSON) and the same rows as JSON beside it."""
+    from harness.results.csvfile import write_rows
+
+    write_rows(out, [{k: json.dumps(v, sort_keys=True) if isinstance(v, dict) else v for k, v in r.items()}
+                     for r in rows])
     out.with_suffix(".json").write_text(json.dumps(rows, indent=1))
