@@ -152,12 +152,13 @@ def trained(name: str, argv: list[str], path: Path, progress: Callable[[int, int
 
 
 def has_episodes(path: Path, episodes: int) -> bool:
-    """Whether the model at ``path`` is saved with at least ``episodes`` episodes trained (by its
-    ``.json``, written with the model when a training ends)."""
+    """Whether the model at ``path`` was saved with at least ``episodes`` episodes trained, by its
+    ``.json`` (written with the model when a training ends): a study that publishes only a
+    model's curve keeps the ``.json`` and ``.curve.csv`` without the weights."""
     import json
 
     meta = path.with_suffix(".json")
-    return path.exists() and meta.exists() and json.loads(meta.read_text())["args"].get("episodes", 0) >= episodes
+    return meta.exists() and json.loads(meta.read_text())["args"].get("episodes", 0) >= episodes
 
 
 def not_resumable(name: str) -> None:

@@ -23,11 +23,18 @@ Observation (eqs. 42-47), numpy arrays a graph encoder reads:
 - ``invocation``: (S, 6) id, CPU, GPU, storage, output size, rate (the invocation graph; its
   edges ``invocation_adjacency``: consecutive services of any chain, and self-loops).
 
-The code's vector part describes the *next* instance (index + 1) while the action places this
-one; ``silgpo_compat`` does the same. (The code also masks its action with that next instance's
-fit, and places a misfit regardless; harness's mask, ``action_masks``, is always the placed
-instance's, and a misfit is refused.) If no server has room for an instance it is left out (and
-counted in ``dropped``); the paper's settings always have room.
+Which instance the observation describes. In the paper's form (the default) both the vector
+and the routing graphs describe the instance the next action places. The authors' code
+(``NEW_PPO/Environment.py`` at 17451c5) builds the state after a step *before* it advances its
+index, so its vector (``MLP_state``: instance index + 1) is also the one the next action places,
+while its routing graphs (``get_rout_graph``: instance index) are those of the instance just
+placed; only its reset state's vector is one ahead (instance 1 while the action places instance
+0), its routing graphs there being instance 0's. ``silgpo_compat`` builds exactly that, checked
+step by step against a trace of their code (``tests/sim/test_deployenv_trace.py``). (The code
+also masks its action with the state's mask, so at reset with instance 1's, and places a misfit
+regardless; harness's ``action_masks`` is always the placed instance's, and a misfit is refused.)
+If no server has room for an instance it is left out (and counted in ``dropped``); the paper's
+settings always have room.
 """
 
 from __future__ import annotations
@@ -70,7 +77,7 @@ class DeployEnv:
 
     def reset(self) -> dict:
         self.X = self.g.initial()
-        self.t, self.dropped = 0, 0
+        self.t, self.dropped, self.placed = 0, 0, None
         self.current = delay(self.g, self.X).total
         self._skip_full()
         return self.observation()
@@ -90,6 +97,7 @@ class DeployEnv:
         if not self.action_masks()[server]:
             raise ValueError(f"instance {self.t} (service {self.service()}) does not fit on server {server}")
         self.X[self.service(), server] += 1
+        self.placed = self.t
         self.t += 1
         self._skip_full()
         before, self.current = self.current, delay(self.g, self.X).total
@@ -103,15 +111,24 @@ class DeployEnv:
             self.lowest = self.current if self.g.compat or self.lowest is None else min(self.lowest, self.current)
         return self.observation(), reward, self.done, {"delay": self.current, "dropped": self.dropped}
 
+    def shown(self) -> tuple[int, int]:
+        """(the instance the vector describes, the instance whose requests the routing graphs
+        are): the one the next action places for both, or the authors' code's choice."""
+        if not self.g.compat:
+            return self.t, self.t
+        if self.placed is None:  # the code's reset state: its vector one ahead
+            return min(self.t + 1, self.steps - 1), self.t
+        return self.t, self.placed
+
     def observation(self) -> dict:
         g = self.g
-        shown = self.t + 1 if g.compat else self.t  # the code describes the next instance
         P = routing(g, self.X)
         Q = visits(g, P)
-        if shown < self.steps:
+        if not self.done:
+            shown, routed = self.shown()
             m = self.service(shown)
             vector = np.concatenate([arrivals(g, Q)[m], g.fits(self.X, m)])
-            holds = [r for r, c in enumerate(g.chains) if m in c]
+            holds = [r for r, c in enumerate(g.chains) if self.service(routed) in c]
         else:
             vector, holds = np.zeros(2 * g.N), list(range(len(g.chains)))
         routes, edges = np.zeros((len(holds), g.N, g.S)), []

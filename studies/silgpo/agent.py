@@ -125,12 +125,23 @@ class Run:
         return self.curve.to_reach(0.95)
 
 
-def model(models: Path, episodes: int, encoder: str, sil: str, code_sil: bool, seed: int) -> tuple[Path, list[str]]:
+def model(models: Path, episodes: int, encoder: str, sil: str, code_sil: bool, seed: int,
+          paper_form: bool = False) -> tuple[Path, list[str]]:
     """(model path, ``harness train`` flags) of one seed of SIL-GPO on the authors' instance: the one
     naming rule of this script and of ``studies.silgpo.trainings``."""
-    variant = encoder + ("" if sil == "auto" else f"-sil_{sil}") + ("-code" if code_sil else "")
+    variant = encoder + ("" if sil == "auto" else f"-sil_{sil}") + ("-code" if code_sil else "") \
+        + ("-paper" if paper_form else "")
     flags = ["--episodes", str(episodes), "--encoder", encoder, "--sil", sil, "--seed", str(seed)]
-    return models / f"sil-gpo-authors-{variant}-s{seed}.pt", flags + (["--no-sil-critic-grad"] if code_sil else [])
+    return models / f"sil-gpo-authors-{variant}-s{seed}.pt", flags + (["--no-sil-critic-grad"] if code_sil else []) \
+        + (["--paper-form"] if paper_form else [])
+
+
+def light_model(models: Path, seed: int) -> tuple[Path, list[str]]:
+    """(model path, flags) of one seed of the sweeps' light recipe (``sweeps.FAST``) on the authors'
+    instance, to set against the full recipe there."""
+    from studies.silgpo.sweeps import FAST
+
+    return models / f"sil-gpo-authors-light-s{seed}.pt", [*FAST.split(), "--seed", str(seed)]
 
 
 def rsdql_model(models: Path, episodes: int, encoder: str, seed: int) -> tuple[Path, list[str]]:

@@ -42,6 +42,21 @@ AGENT_DIR = MODELS / "sweeps"
 FAST = "--encoder mlp --lr-actor 5e-4 --lr-critic 1e-4 --episodes 400"  # studies/silgpo/README.md, "The agent"
 
 
+def distinct_points() -> list[tuple[str, object]]:
+    """Every (figure, value) of Figs 8-10 whose setting is not an earlier one's (Fig. 8's λ 2-4
+    and Fig. 10's 30 requests are both the default setting): 14 of the 15."""
+    from harness.sim.servicegraph import ServiceGraphConfig
+
+    seen, out = set(), []
+    for figure, values in SWEEPS.items():
+        for value in values:
+            cfg = ServiceGraphConfig(silgpo_compat=True).sweep(figure, value)
+            if cfg not in seen:
+                seen.add(cfg)
+                out.append((figure, value))
+    return out
+
+
 def label(value) -> str:
     return f"{value[0]}-{value[1]}" if isinstance(value, tuple) else str(value)
 

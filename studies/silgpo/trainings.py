@@ -1,32 +1,40 @@
-"""Every training SIL-GPO's study rests on, as one queue that a few lanes (processes) work through:
-each model kept where done, resumed from its ``.ckpt`` where stopped, trained where missing, in
-``studies/silgpo/models/`` (committed, so the hours of training outlive the machine; a model's
-``.ckpt`` is dropped once it is done).
+"""Every training SIL-GPO's study rests on, as one queue that a few lanes (processes) work through.
+Trainings run in a work folder outside the repository (``--work``, default
+``~/.cache/harness/silgpo-trainings``), each resumed from its ``.ckpt`` where stopped (saved every
+50 episodes); a finished model's ``.json`` and ``.curve.csv`` — what the study's numbers are read
+from — are copied into ``studies/silgpo/models/`` (``--models``), with its weights (``.pt``) only
+for the models the study plays again (the ranking's and the paper form's). Training state never
+enters the repository.
 
-    .venv/bin/python -m studies.silgpo.trainings [--lanes 2] [--only ranking,ablations,sweeps] [--list] [--background]
+    .venv/bin/python -m studies.silgpo.trainings [--lanes 2] [--only ranking,paper,...] [--list] [--background]
 
 The groups, in the order the lanes take them:
 
 - ``ranking``: the default setting's five seeds of SIL-GPO (GAT, the code's SIL rule) and of
   RSDQL (MLP encoders), 2,000 episodes each, in turns (what ``studies.silgpo.agent --seeds 5``
   ranks);
+- ``paper``: SIL-GPO scored in the paper's form of the total delay (seconds), seeds 1-3;
+- ``light``: the sweeps' light recipe on the authors' instance, seeds 1-3, which
+  ``studies.silgpo.agent`` sets against the full one before the sweeps are read;
 - ``ablations``: GAT without SIL and PPO over MLP encoders, seeds 1-3, 2,000 episodes
   (``studies.silgpo.agent --sil off`` / ``--encoder mlp``);
-- ``sweeps``: one model per point of Figs 8-10 and instance, the fast recipe
-  (``studies.silgpo.sweeps --agent-dir``).
+- ``sweeps``: one model per distinct point of Figs 8-10 and instance, the light recipe
+  (``studies.silgpo.sweeps --agent-dir``; Fig. 8's λ 2-4 and Fig. 10's 30 requests are one
+  setting, trained once).
 
 The names and flags are those scripts' own (``agent.model``, ``agent.rsdql_model``,
 ``sweeps.agent_model``), so they find what this trained. A model being trained is locked
 (``<name>.lock``): a second queue, or a lane of this one, passes it by. ``--background`` lowers
 the queue's priority below every other session's: ``nice`` alone does not, where the kernel groups
 processes by session (autogroup), so the session's group is lowered too. Ctrl-C stops it; every
-training goes on from its last saved state (every 50 episodes) the next time.
+training goes on from its last saved state the next time.
 """
 
 from __future__ import annotations
 
 import argparse
 import fcntl
+import functools
 import multiprocessing
 import os
 import sys
@@ -38,18 +46,27 @@ from harness.policies.world_learners import has_episodes
 from studies.silgpo import MODELS, agent, sweeps
 
 EPISODES = 2000  # the authors' max_train_episodes is 20,000; their logged agent converged by 1,560
-GROUPS = ("ranking", "ablations", "sweeps")
+GROUPS = ("ranking", "paper", "light", "ablations", "sweeps")
+PLAYED = ("ranking", "paper")  # the groups whose weights the study loads again (and so keeps)
+WORK = Path(os.environ.get("HARNESS_SILGPO_TRAININGS", "~/.cache/harness/silgpo-trainings")).expanduser()
 
 
 @dataclass(frozen=True)
 class Job:
     group: str
     learner: str
-    path: Path
+    path: Path  # where the study reads the finished model (in --models)
     argv: list[str]
 
     def episodes(self) -> int:
         return int(self.argv[self.argv.index("--episodes") + 1])
+
+    def at(self, models: Path, work: Path) -> Path:
+        """Where this job trains: the same name below the work folder."""
+        return work / self.path.relative_to(models)
+
+    def done(self, models: Path, work: Path) -> bool:
+        return has_episodes(self.path, self.episodes()) or has_episodes(self.at(models, work), self.episodes())
 
 
 def jobs(models: Path = MODELS, groups=GROUPS) -> list[Job]:
@@ -59,52 +76,65 @@ def jobs(models: Path = MODELS, groups=GROUPS) -> list[Job]:
         for seed in range(1, 6):
             out.append(Job("ranking", "sil-gpo", *agent.model(models, EPISODES, "gat", "auto", False, seed)))
             out.append(Job("ranking", "rsdql-deploy", *agent.rsdql_model(models, EPISODES, "mlp", seed)))
+    if "paper" in groups:
+        for seed in range(1, 4):
+            out.append(Job("paper", "sil-gpo", *agent.model(models, EPISODES, "gat", "auto", False, seed, paper_form=True)))
+    if "light" in groups:
+        for seed in range(1, 4):
+            out.append(Job("light", "sil-gpo", *agent.light_model(models, seed)))
     if "ablations" in groups:
         for seed in range(1, 4):
             for encoder, sil in (("gat", "off"), ("mlp", "auto")):
                 out.append(Job("ablations", "sil-gpo", *agent.model(models, EPISODES, encoder, sil, False, seed)))
     if "sweeps" in groups:
         folder = models / sweeps.AGENT_DIR.relative_to(MODELS)
-        for figure, values in sweeps.SWEEPS.items():
-            for value in values:
-                for seed in range(3):
-                    out.append(Job("sweeps", "sil-gpo", *sweeps.agent_model(figure, value, seed, folder, sweeps.FAST)))
+        for figure, value in sweeps.distinct_points():
+            for seed in range(3):
+                path, argv = sweeps.agent_model(figure, value, seed, folder, sweeps.FAST)
+                out.append(Job("sweeps", "sil-gpo", path, argv))
     return out
 
 
-def standing(job: Job) -> str:
+def standing(job: Job, models: Path = MODELS, work: Path = WORK) -> str:
     """done, at episode N (its last saved state), or not started."""
-    if has_episodes(job.path, job.episodes()):
+    if job.done(models, work):
         return "done"
-    return agent.standing(job.path)
+    return agent.standing(job.at(models, work))
 
 
-def run(job: Job) -> tuple[Job, str, float]:
-    """Train (or resume, or keep) one model in this process; (job, what happened, seconds)."""
+KEPT = (".json", ".curve.csv")
+
+
+def run(job: Job, models: Path = MODELS, work: Path = WORK) -> tuple[Job, str, float]:
+    """Train (or resume, or keep) one model in this process, in the work folder; copy what the
+    study reads into ``models``; (job, what happened, seconds)."""
+    import shutil
+
     import torch
 
     from harness.policies import world_learners
 
     torch.set_num_threads(1)
-    job.path.parent.mkdir(parents=True, exist_ok=True)
-    with open(job.path.with_suffix(".lock"), "w") as lock:
+    at = job.at(models, work)
+    at.parent.mkdir(parents=True, exist_ok=True)
+    with open(at.with_suffix(".lock"), "w") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return job, "passed by: another process trains it", 0.0
         if has_episodes(job.path, job.episodes()):  # under the lock: another process may have just finished it
             return job, "done already", 0.0
-        was = agent.standing(job.path)
+        was = agent.standing(at)
         t = time.monotonic()
 
         def progress(episode, total, delay):
             if episode % 100 == 0:
                 print(f"  {job.path.stem}: episode {episode}/{total}, evaluated {delay:.3f}", flush=True)
         print(f"{job.path.stem}: {was}, training", flush=True)
-        world_learners.trained(job.learner, job.argv, job.path, progress)
-        # a finished model's state (6-7 MB of optimisers and buffers) serves no result, and the
-        # repository carries the state of unfinished ones only
-        job.path.with_suffix(".ckpt").unlink(missing_ok=True)
+        world_learners.trained(job.learner, job.argv, at, progress)
+        job.path.parent.mkdir(parents=True, exist_ok=True)
+        for suffix in KEPT + ((".pt",) if job.group in PLAYED else ()):
+            shutil.copyfile(at.with_suffix(suffix), job.path.with_suffix(suffix))
         return job, f"trained ({was} before)", time.monotonic() - t
 
 
@@ -123,7 +153,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lanes", type=int, default=2, help="trainings at once (one core each)")
     ap.add_argument("--only", default=",".join(GROUPS), help=f"groups to work through, of {', '.join(GROUPS)}")
-    ap.add_argument("--models", type=Path, default=MODELS, help="where the models are kept")
+    ap.add_argument("--models", type=Path, default=MODELS, help="where the finished models are kept (the study's)")
+    ap.add_argument("--work", type=Path, default=WORK, help="where trainings run and keep their state (not the "
+                                                            "repository; $HARNESS_SILGPO_TRAININGS)")
     ap.add_argument("--list", action="store_true", help="print each job and where it stands; train nothing")
     ap.add_argument("--background", action="store_true", help="yield the CPU to every other session")
     args = ap.parse_args()
@@ -134,7 +166,7 @@ def main() -> int:
     queue = jobs(args.models, groups)
     if args.list:
         for job in queue:
-            print(f"{job.group:9s} {job.path.stem:44s} {standing(job)}")
+            print(f"{job.group:9s} {job.path.stem:44s} {standing(job, args.models, args.work)}")
         return 0
     todo = [job for job in queue if not has_episodes(job.path, job.episodes())]
     print(f"{len(queue)} models, {len(queue) - len(todo)} done, {len(todo)} to train in {args.lanes} lane(s)"
@@ -142,7 +174,7 @@ def main() -> int:
     t0 = time.monotonic()
     # one training per process: a compiled net's caches and a run's memory go with it
     with multiprocessing.get_context("spawn").Pool(args.lanes, maxtasksperchild=1) as pool:
-        for job, what, seconds in pool.imap_unordered(run, todo):
+        for job, what, seconds in pool.imap_unordered(functools.partial(run, models=args.models, work=args.work), todo):
             print(f"{job.path.stem}: {what} in {seconds:.0f} s ({time.monotonic() - t0:.0f} s so far)", flush=True)
     return 0
 

@@ -1,0 +1,130 @@
+"""A step-by-step trace of SIL-GPO's authors' own environment (``NEW_PPO/Environment.py`` of
+``WolfRanok/AI-Microservices-and-Reinforce-Learning`` at 17451c5), run from a clone kept beside
+the project (never in it), written as numbers only: the fixture ``tests/sim/test_deployenv_trace.py``
+holds harness's ``DeployEnv`` (``silgpo_compat``) to.
+
+    .venv/bin/python -m studies.silgpo.authors_trace --authors ../authors/NEW_PPO \\
+        [--edge-nodes FILE] [--out tests/sim/data/silgpo_authors_trace.json]
+
+Their code needs ``torch_geometric`` (``pip install --target DIR --no-deps torch_geometric`` and
+``PYTHONPATH=DIR``); it reads ``users.CSV`` and ``edge_node.CSV`` from where it runs
+(``--edge-nodes`` gives the latter where the clone lacks it). The trace holds:
+
+- the instance their generator built (seed 3, their default setting): servers, services,
+  requests, each service's preferred server, the instances in the order placed;
+- per episode (``greedy``: their ``greedy_deployment()``; ``fixed``: a fixed rule over the
+  servers their ``get_mark`` allows for the instance being placed), the reset state and, per
+  step, the instance placed, the action, the reward, the total delay (``get_total_delay``) and
+  the state their ``agent_step`` returns: its vector (traffic, then mask) and its routing
+  graphs (per graph the sum of its node features and its distinct edges).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parents[2] / "tests" / "sim" / "data" / "silgpo_authors_trace.json"
+
+
+def _state(env, state) -> dict:
+    vector, _, rout, _ = state
+    graphs = rout.to_data_list()
+    return {"vector": [round(float(v), 9) for v in vector],
+            "routing_sums": [round(float(g.x.sum()), 9) for g in graphs],
+            "routing_edges": [len({(int(a), int(b)) for a, b in g.edge_index.T.tolist()}) for g in graphs]}
+
+
+def _sid(env, ms) -> int:
+    from Object_Parameter_DEF import MS  # noqa: the authors' module, on sys.path
+
+    return ms.id if isinstance(ms, MS) else ms.id + env.MS_NUM
+
+
+def _instance(env) -> dict:
+    return {
+        "servers": {"cpu": [n.get_cpu() for n in env.node_list], "gpu": [n.get_gpu() for n in env.node_list],
+                    "mem": [n.get_memory() for n in env.node_list], "bandwidth": [n.bandwidth for n in env.node_list],
+                    "connected": [list(map(int, row)) for row in env.graph]},
+        "services": {"mu": [float(m.alpha) for m in env.all_ms_list], "cpu": [m.get_cpu() for m in env.all_ms_list],
+                     "gpu": [m.get_gpu() for m in env.all_ms_list], "mem": [m.get_memory() for m in env.all_ms_list],
+                     "data": [m.data for m in env.all_ms_list],
+                     "preferred": [int(env.ms_first_node[m]) for m in env.all_ms_list]},
+        "requests": {"rate": [float(u.lamda) for u in env.user_list],
+                     "chain": [[_sid(env, m) for m in u.request_chain] for u in env.user_list],
+                     "entry": [int(n) for n in env.user_first_arrival_node_list]},
+        "order": [_sid(env, m) for m in env.Ms_types_instances],
+    }
+
+
+def _episode(env, choose) -> dict:
+    state = env.reset()
+    out = {"start_delay": float(env.get_total_delay()), "reset": _state(env, state), "steps": []}
+    done = False
+    while not done:
+        i = env.current_ms_index
+        action = int(choose(env, i))
+        state, reward, done = env.agent_step(action)
+        out["steps"].append({"instance": i, "service": _sid(env, env.Ms_types_instances[i]), "action": action,
+                             "reward": float(reward), "delay": float(env.get_total_delay()), "done": bool(done),
+                             **_state(env, state)})
+    out["final_delay"] = out["steps"][-1]["delay"]
+    return out
+
+
+def _fixed(env, i: int) -> int:
+    """The (7i + 3)-th server, cyclically, of those their ``get_mark`` lets the instance being
+    placed go to: a fixed sequence that spreads the instances and always fits."""
+    fits = [n for n, ok in enumerate(env.get_mark(env.Ms_types_instances[i])) if ok]
+    return fits[(7 * i + 3) % len(fits)]
+
+
+def trace(authors: Path, edge_nodes: Path | None = None) -> dict:
+    with tempfile.TemporaryDirectory() as run:
+        shutil.copy(authors / "users.CSV", run)
+        shutil.copy(edge_nodes or authors / "edge_node.CSV", Path(run) / "edge_node.CSV")
+        here, argv = os.getcwd(), sys.argv
+        sys.path.insert(0, str(authors))
+        os.chdir(run)
+        try:
+            sys.argv = ["Arguments"]
+            import Arguments  # noqa: their default setting's parameters
+            import Environment  # noqa: seeds random and numpy with 3 on import, as in their runs
+
+            env = Environment.ENV(Arguments.get_args())
+            instance = _instance(env)
+            greedy = _episode(env, lambda e, i: e.greedy_deployment())
+            fixed = _episode(env, _fixed)
+        finally:
+            os.chdir(here)
+            sys.argv = argv
+            sys.path.remove(str(authors))
+    return {"source": "WolfRanok/AI-Microservices-and-Reinforce-Learning@17451c55dfa6cdd8e262930aa570d95c79db97fa "
+                      "NEW_PPO/Environment.py, default setting (Arguments.py), seed 3",
+            "edge_nodes": "the clone's" if edge_nodes is None else edge_nodes.name,
+            "instance": instance, "episodes": {"greedy": greedy, "fixed": fixed}}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--authors", type=Path, required=True, help="their NEW_PPO folder (a clone beside the project)")
+    ap.add_argument("--edge-nodes", type=Path, help="their edge_node.CSV, where the folder lacks it")
+    ap.add_argument("--out", type=Path, default=OUT, help="the trace (JSON, numbers only)")
+    args = ap.parse_args()
+    t = trace(args.authors.resolve(), args.edge_nodes.resolve() if args.edge_nodes else None)
+    g, f = t["episodes"]["greedy"], t["episodes"]["fixed"]
+    print(f"instances to place {len(t['instance']['order'])}; start's delay {g['start_delay']:.4f}; "
+          f"greedy_deployment {g['final_delay']:.4f}; fixed rule {f['final_delay']:.4f}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(t, separators=(",", ":")) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
