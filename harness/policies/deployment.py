@@ -6,7 +6,9 @@ delays compare placements, not budgets (the paper's HELAS and MFDS-FPR spend mor
 scaling rules are not published).
 
 - ``preferred``: each instance on its service's preferred server (the code's
-  ``greedy_deployment``; where that server is full, the fitting server with the most free CPU);
+  ``greedy_deployment``); where that server is full, harness's fallback, the fitting server with
+  the most free CPU (the code has no fit check and places a misfit; on the authors' instance
+  the fallback never acts: 24.7524, as their code prints);
 - ``random``: each instance on a random server where it fits;
 - ``queue-greedy`` (harness's): each instance where the model's total delay drops most;
 - ``rollout`` (harness's): one step of Bertsekas's rollout over queue-greedy: each instance, in

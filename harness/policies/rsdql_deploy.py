@@ -5,11 +5,20 @@ baseline, one move per step of a rescheduling loop.
 
 The code's settings: Adam at 1e-4; ε-greedy from 1.0 to 0.01, ×0.999 per episode; a learning
 step every 10 environment steps on 128 transitions from a ring of 5 episodes' size; the target
-network copied from the online one after each learning step; γ 0.9; raw rewards. The code
-keeps the model of the best evaluation (every 10 episodes) by reward; harness keeps the best by
-total delay, which is what is compared. The code's target maxes the next state's Q-values over
-the *current* transition's mask; harness uses the next state's own mask. No reward sharing,
-the "RS" of RSDQL, is in the code, and none is here.
+network copied from the online one after each learning step; γ 0.9; raw rewards; a greedy test
+episode after every training episode, on the training env (so the final reward's "previous
+episode" is the greedy one's), recorded every 10th. Departures:
+
+- the code keeps the model of the best evaluation by reward; harness keeps the best by total
+  delay, which is what is compared;
+- the code's target maxes the next state's Q-values over the *current* transition's mask;
+  harness uses the next state's own mask;
+- exploring, the code's ``np.where(action_mask == 1)`` compares a Python list with 1, finds no
+  server, and so explores with server 0 always, placed even where the instance does not fit
+  (numpy 1.x; numpy 2 raises); harness explores uniformly over the servers where it fits, and
+  never places a misfit.
+
+No reward sharing, the "RS" of RSDQL, is in the code, and none is here.
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ from harness.policies.silgpo import Curve
 from harness.rl.checkpoint import EVERY as CHECKPOINT_EVERY, random_state, restore_random
 from harness.rl.gat import COMPILE_HELP, check_compile, for_speed
 from harness.sim.deployenv import DeployEnv
-from harness.sim.servicegraph import ServiceGraph, delay
+from harness.sim.servicegraph import ServiceGraph
 from harness.spec.args import arg
 
 
@@ -63,10 +72,17 @@ def greedy(net, env: DeployEnv, obs: dict) -> int:
 
 def deploy(g: ServiceGraph, net) -> np.ndarray:
     env = DeployEnv(g)
+    _greedy_episode(net, env)
+    return env.X
+
+
+def _greedy_episode(net, env: DeployEnv) -> float:
+    """A greedy episode in ``env`` (which carries its final delay into the next episode's
+    reward, as every episode does); its total delay."""
     obs = env.reset()
     while not env.done:
         obs = env.step(greedy(net, env, obs))[0]
-    return env.X
+    return env.current
 
 
 def new_net(g: ServiceGraph, encoder: str):
@@ -127,8 +143,8 @@ def train(g: ServiceGraph, args: RsdqlDeployArgs, on_progress: Callable[[int, fl
                 _learn(fast_net, fast_target, opt, [ring[i] for i in rng.choice(len(ring), args.batch, replace=False)], args)
                 target.load_state_dict(net.state_dict())
         eps = max(args.eps_end, eps * args.eps_decay)
+        now = _greedy_episode(fast_net, env)  # the code tests after every episode, on the training env
         if episode % args.evaluate_every == 0:
-            now = delay(g, deploy(g, fast_net)).total
             if now < best_delay:
                 best, best_delay = copy.deepcopy(net), now
             curve.episodes.append(episode)

@@ -12,12 +12,16 @@ target r + γV(s'). Self-imitation (eqs. 61-64, weight 0.2): after each update's
 episode whose sum of discounted returns reaches 0.9 × the best so far puts its steps of
 positive return in a ring of 5 episodes' size; each minibatch step adds the SIL losses on half
 an episode's worth of them. The code's on/off rule (``sil="auto"``): a greedy evaluation every
-10 episodes; SIL switches on when it is 5 or more above the best evaluation, and off when one
-matches the best again or comes within 5 of it. ``sil="on"``/``"off"`` fix it.
+10 episodes; SIL switches on when it is 5 or more above the best evaluation, and, once on, off
+only when an evaluation is at or below the best again. ``sil="on"``/``"off"`` fix it.
 
 One departure is the paper's against the code: the code detaches V(s) in the SIL value loss
 (eq. 62), so that loss trains nothing; ``sil_critic_grad=True`` (the default, the paper's eq. 62
-as Oh et al. write it) lets it train the critic, ``False`` is the code.
+as Oh et al. write it) lets it train the critic, ``False`` is the code. Two are harness's: the
+code decays the learning rates after each minibatch (so an update's first minibatch runs at the
+previous rate), harness once before each update (a relative difference of about 2.5e-4); and
+SIL is skipped while the ring holds fewer than half an episode's steps, where the code's
+``random.sample`` would fail.
 
 Not yet a registered policy on the one ground (its world is the service-graph deployment, not
 a cluster view): ``train`` and ``deploy`` are what ``studies.silgpo`` uses.
@@ -111,7 +115,8 @@ class Curve:
 
 
 class RewardScaling:
-    """r / std of the discounted return, the std running over every step so far (Welford)."""
+    """r / std of the discounted return, the std running over every step so far (Welford), as
+    the code's ``Normalization.RewardScaling``."""
 
     def __init__(self, gamma: float):
         self.gamma, self.ret, self.n, self.mean, self.m2 = gamma, 0.0, 0, 0.0, 0.0
@@ -125,8 +130,10 @@ class RewardScaling:
         d = self.ret - self.mean
         self.mean += d / self.n
         self.m2 += d * (self.ret - self.mean)
-        std = (self.m2 / self.n) ** 0.5 if self.n > 1 else 0.0
-        return r / (std + 1e-8) if self.n > 1 else r
+        # the code's first std is the first return itself (Normalization.RunningMeanStd), so the
+        # training's very first reward is scaled to about 1
+        std = (self.m2 / self.n) ** 0.5 if self.n > 1 else self.ret
+        return r / (std + 1e-8)
 
 
 class HighReturnBuffer:

@@ -64,10 +64,9 @@ class GraphEncoder(nn.Module):
             # data-dependent shape, which breaks torch.compile's graph at every layer
             self.conv1 = GATv2Conv(inp, HIDDEN, heads=2, add_self_loops=False)
             self.conv2 = GATv2Conv(2 * HIDDEN, out, heads=1, add_self_loops=False)
-            for conv in (self.conv1, self.conv2):  # the authors' initialisation
-                for lin in (conv.lin_l, conv.lin_r):
-                    nn.init.xavier_uniform_(lin.weight)
-                    nn.init.zeros_(lin.bias)
+            for conv in (self.conv1, self.conv2):  # the authors' init_gat_layer: lin_l keeps PyG's default
+                nn.init.xavier_uniform_(conv.lin_r.weight)
+                nn.init.zeros_(conv.lin_r.bias)
                 nn.init.normal_(conv.att, std=0.1)
         elif encoder == "mlp":
             self.conv1, self.conv2 = nn.Linear(inp, 2 * HIDDEN), nn.Linear(2 * HIDDEN, out)

@@ -21,7 +21,9 @@ Observation (eqs. 42-47), numpy arrays a graph encoder reads:
   once per hop of the chain that may take it: a pair used by three hops weighs three times in
   its attention; here once, and the graph is up to L − 1 times smaller);
 - ``invocation``: (S, 6) id, CPU, GPU, storage, output size, rate (the invocation graph; its
-  edges ``invocation_adjacency``: consecutive services of any chain, and self-loops).
+  edges ``invocation_adjacency``: consecutive services of any chain, and self-loops; the code's
+  ``get_ms_graph`` links a chain's first AI service by its AI index, as if it were microservice
+  0-2, which ``silgpo_compat`` keeps, as ``servicegraph._preferred`` does).
 
 Which instance the observation describes. In the paper's form (the default) both the vector
 and the routing graphs describe the instance the next action places. The authors' code
@@ -55,6 +57,9 @@ class DeployEnv:
         self.invocation = np.stack([np.arange(g.S), g.s_cpu, g.s_gpu, g.s_mem, g.s_out, g.mu], axis=1)
         adj = np.eye(g.S, dtype=bool)
         for chain in g.chains:
+            chain = chain.copy()
+            if g.compat and g.ai[chain[0]]:  # the code links a chain's first AI service by its AI index
+                chain[0] -= int((~g.ai).sum())
             adj[chain[:-1], chain[1:]] = adj[chain[1:], chain[:-1]] = True
         self.invocation_adjacency = adj
         self.reset()

@@ -11,7 +11,8 @@ Their code needs ``torch_geometric`` (``pip install --target DIR --no-deps torch
 (``--edge-nodes`` gives the latter where the clone lacks it). The trace holds:
 
 - the instance their generator built (seed 3, their default setting): servers, services,
-  requests, each service's preferred server, the instances in the order placed;
+  requests, each service's preferred server, the instances in the order placed, the invocation
+  graph (``get_ms_graph``: its node features and edges);
 - per episode (``greedy``: their ``greedy_deployment()``; ``fixed``: a fixed rule over the
   servers their ``get_mark`` allows for the instance being placed), the reset state and, per
   step, the instance placed, the action, the reward, the total delay (``get_total_delay``) and
@@ -59,6 +60,8 @@ def _instance(env) -> dict:
                      "chain": [[_sid(env, m) for m in u.request_chain] for u in env.user_list],
                      "entry": [int(n) for n in env.user_first_arrival_node_list]},
         "order": [_sid(env, m) for m in env.Ms_types_instances],
+        "invocation": {"features": env.GNN_ms_dependency.x.tolist(),
+                       "edges": sorted({(int(a), int(b)) for a, b in env.GNN_ms_dependency.edge_index.T.tolist()})},
     }
 
 

@@ -47,6 +47,18 @@ def test_the_instance_is_theirs(g):
     assert g.to_place().tolist() == inst["order"]
 
 
+def test_the_invocation_graph_is_theirs(g):
+    """The same in every state: their ``get_ms_graph``'s node features and edges (a chain's first
+    AI service linked by its AI index)."""
+    env = DeployEnv(g)
+    obs = env.reset()
+    inv = TRACE["instance"]["invocation"]
+    feats = obs["invocation"].copy()
+    feats[:, 4] /= 100  # harness keeps the output size in MB; the code's data is in units of 100 MB
+    np.testing.assert_allclose(feats, inv["features"], rtol=1e-6)
+    assert sorted(map(tuple, np.argwhere(obs["invocation_adjacency"]).tolist())) == [tuple(e) for e in inv["edges"]]
+
+
 @pytest.mark.parametrize("episode", ["greedy", "fixed"])
 def test_every_step_is_theirs(g, episode):
     """Both episodes in one env, as the trace ran them (the reward carries the previous episode's
