@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 # CHECKPOINT_EVERY is a multiple of the batch and of the evaluations' period
-from harness.rl.checkpoint import EVERY as CHECKPOINT_EVERY, random_state, restore_random
+from harness.rl.checkpoint import EVERY as CHECKPOINT_EVERY, plain, random_state, restore_random
 from harness.rl.gat import COMPILE_HELP, check_compile, for_speed
 from harness.rl.nets import masked_categorical, masked_log_softmax
 from harness.rl.ppo import gae
@@ -73,6 +73,7 @@ class SilGpoArgs:
         check_compile(self.compile)
 
 
+@plain
 @dataclass
 class Curve:
     """The greedy evaluations: (episode, total delay) every ``evaluate_every`` episodes."""
@@ -114,6 +115,7 @@ class Curve:
         return next((e for e, d in zip(self.episodes, self.delay) if d <= target), None)
 
 
+@plain
 class RewardScaling:
     """r / std of the discounted return, the std running over every step so far (Welford), as
     the code's ``Normalization.RewardScaling``."""
@@ -136,6 +138,7 @@ class RewardScaling:
         return r / (std + 1e-8)
 
 
+@plain
 class HighReturnBuffer:
     """The code's high-return ring: admitted episodes' steps of positive discounted return."""
 

@@ -24,9 +24,12 @@ def load_model(path: str | Path, make: Callable[[dict], object]):
     from harness.errors import UserError
 
     try:
-        blob = torch.load(path, weights_only=False)
+        blob = torch.load(path, weights_only=True)  # data only: a model file may come from anywhere
     except FileNotFoundError:
         raise UserError("model not found; train it with 'harness train'", source=str(path)) from None
+    except Exception as exc:  # noqa: BLE001 — corrupt, truncated or holding code: one line
+        raise UserError(f"not a model file harness can read ({str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__})",
+                        source=str(path)) from None
     net = make(blob["meta"])
     net.load_state_dict(blob["state_dict"])
     net.eval()

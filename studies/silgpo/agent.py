@@ -155,7 +155,7 @@ def standing(model: Path) -> str:
     state = model.with_suffix(".ckpt")
     if not state.exists():
         return "not started"
-    return f"at episode {torch.load(state, weights_only=False)['state']['episode']}"
+    return f"at episode {torch.load(state, weights_only=True)['state']['episode']}"
 
 
 def ranking(g, rows: dict[str, list[float]], models: Path, encoder: str, asked) -> str:
