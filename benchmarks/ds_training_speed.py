@@ -13,8 +13,8 @@ import statistics
 
 import torch
 
-from harness.policies import ds_dqn, ds_ppo
-from harness.sim.multicluster import MultiClusterConfig
+from harness.families.hephaestus import ds_dqn, ds_ppo
+from harness.families.hephaestus.world import MultiClusterConfig
 
 
 def rate(learner: str, batched: bool, steps: int) -> float:

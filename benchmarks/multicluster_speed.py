@@ -1,4 +1,4 @@
-"""HephaestusForge's world: harness's batched env (``harness.sim.multicluster_vector``) and its
+"""HephaestusForge's world: harness's batched env (``harness.families.hephaestus.world_vector``) and its
 scalar env against the authors' env (``gym-multi-k8s/envs/karmada_scheduling_env.py`` of a clone
 of jpedro1992/HephaestusForge), stepped in the same process, in turns (this machine's speed
 swings 2x within minutes: only same-run ratios count). Target (issue 40): the batched env >= 50x
@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.sim.multicluster import MultiClusterConfig, MultiClusterEnv
-from harness.sim.multicluster_vector import MultiClusterVector
+from harness.families.hephaestus.world import MultiClusterConfig, MultiClusterEnv
+from harness.families.hephaestus.world_vector import MultiClusterVector
 
 
 def authors_env(clone: Path):

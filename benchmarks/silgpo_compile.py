@@ -18,10 +18,10 @@ import time
 import numpy as np
 import torch
 
-from harness.policies import rsdql_deploy, silgpo
-from harness.rl.gat import SilGpoNet, collate, for_speed
-from harness.sim.deployenv import DeployEnv
-from harness.sim.servicegraph import code_instance
+from harness.families.silgpo import agent as silgpo, rsdql as rsdql_deploy
+from harness.families.silgpo.gat import SilGpoNet, collate, for_speed
+from harness.families.silgpo.env import DeployEnv
+from harness.families.silgpo.world import code_instance
 
 
 def same_results(g) -> tuple[float, float]:

@@ -16,7 +16,7 @@ import sys
 
 # id -> (entry point, vector entry point or None)
 ENVS = {"harness/CEEnv-v0": ("harness.sim.ceenv:CEEnv", "harness.sim.ceenv:CEEnvVector"),
-        "harness/MultiCluster-v0": ("harness.sim.multicluster_gym:MultiClusterGym", None)}
+        "harness/MultiCluster-v0": ("harness.families.hephaestus.gym:MultiClusterGym", None)}
 
 
 def register() -> None:

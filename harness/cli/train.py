@@ -45,7 +45,7 @@ def train(
 
     from harness.policies import world_learners
 
-    if policy in world_learners.NAMES:  # its world is not CEEnv: no app or profile
+    if policy in world_learners.names():  # its world is not CEEnv: no app or profile
         return _train_world(ctx, policy, out, name, force, show_help, resume)
     if resume:
         world_learners.not_resumable(policy)
@@ -54,7 +54,7 @@ def train(
         from harness.policies import REGISTRY
 
         trainable = ", ".join([n for n, c in sorted(REGISTRY.items()) if Ability.TRAIN in c.abilities]
-                              + list(world_learners.NAMES))
+                              + list(world_learners.names()))
         raise UserError(f"cannot train {policy!r}; trainable: {trainable}", field="--policy")
     if show_help:
         print(ctx.get_help())

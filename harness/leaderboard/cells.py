@@ -51,7 +51,7 @@ class Cell:
     terminating_s: float = 0.0
     profile: str | None = None  # the track's one profile file, if it names one
     gap_time_limit_s: float = 0.0
-    world: str = "cluster"  # or "servicegraph": SIL-GPO's deployment problem (harness.leaderboard.deployment)
+    world: str = "cluster"  # or a family's own world (harness.leaderboard.worlds: "servicegraph", SIL-GPO's)
 
     @property
     def key(self) -> tuple:
@@ -87,12 +87,12 @@ def track_app(app: str, scenario: str) -> "App":
 
 
 def policy_names(track: Track) -> list[str]:
-    from harness.leaderboard import deployment
+    from harness.leaderboard import worlds
     from harness.policies import names
 
     if track.policies:
         return list(track.policies)
-    return deployment.policy_names() if track.world == "servicegraph" else names()
+    return names() if track.world == "cluster" else worlds.get(track.world).policy_names()
 
 
 def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
@@ -104,8 +104,8 @@ def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
 
     cov = Coverage()
     for track in board.tracks:
-        if track.world == "servicegraph":
-            _deployment_coverage(track, cov, model_dir)
+        if track.world != "cluster":
+            _world_coverage(track, cov, model_dir)
             continue
         inventory = load_inventory(shipped.find(track.inventory) if track.inventory else None)
         testbed = inventory.name
@@ -142,10 +142,11 @@ def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
     return cov
 
 
-def _deployment_coverage(track: Track, cov: Coverage, model_dir: Path) -> None:
-    """A servicegraph track: the deployment policies join every instance they have what they need for."""
-    from harness.leaderboard import deployment
+def _world_coverage(track: Track, cov: Coverage, model_dir: Path) -> None:
+    """A track in a family's own world: its policies join every instance they have what they need for."""
+    from harness.leaderboard import worlds
 
+    deployment = worlds.get(track.world)
     for name in policy_names(track):
         key = (track.name, name)
         cov.ran[key], cov.missing[key], cov.label[name] = [], {}, name
@@ -195,10 +196,10 @@ def cell_folder(cell: Cell, live: bool = False) -> str:
 
 def play(cell: Cell, out: Path, model_dir: Path) -> list[dict]:
     """One cell in simulation: every joining policy's summary (with its ``run_dir``)."""
-    if cell.world == "servicegraph":
-        from harness.leaderboard import deployment
+    if cell.world != "cluster":
+        from harness.leaderboard import worlds
 
-        return deployment.play(cell, out, model_dir)
+        return worlds.get(cell.world).play(cell, out, model_dir)
     from harness.scenarios.session import run_simulated
     from harness.spec.inventory import load_inventory
     from harness.testbed.simulated import simulated_state
@@ -212,10 +213,10 @@ def play(cell: Cell, out: Path, model_dir: Path) -> list[dict]:
 def play_live(cell: Cell, out: Path, model_dir: Path, cluster, state_dir: Path) -> list[dict]:
     """One cell live on the testbed ``cluster`` (``harness run``'s session: every joining policy
     in turn, the load seeded by the cell's seed): every policy's summary (with its ``run_dir``)."""
-    if cell.world == "servicegraph":
-        from harness.leaderboard import deployment
+    if cell.world != "cluster":
+        from harness.leaderboard import worlds
 
-        return deployment.play_live(cell, out, model_dir, cluster)
+        return worlds.get(cell.world).play_live(cell, out, model_dir, cluster)
     from harness.scenarios.session import run_session
 
     session = session_for(cell, cluster.state, out, model_dir, cell_folder(cell, live=True))
@@ -226,7 +227,9 @@ def live_mismatch(track: Track, testbed: str) -> str | None:
     """Why a track's cells cannot be played on the testbed ``testbed`` names (another inventory)."""
     from harness.spec.inventory import load_inventory
 
-    default = "inventories/silgpo-local.yaml" if track.world == "servicegraph" else None
+    from harness.leaderboard import worlds
+
+    default = None if track.world == "cluster" else worlds.get(track.world).INVENTORY
     inventory = track.inventory or default
     want = load_inventory(shipped.find(inventory) if inventory else None).name
     return None if want == testbed else f"the testbed is {testbed!r}; the track's inventory is {want!r}"

@@ -1,8 +1,9 @@
 """Policies, registered by name: one class per policy (name, typed ``Args``, declared abilities,
 and for learned policies their trainer), the descheduler's shape without its boilerplate.
 
-Where a policy is found, in order: the modules of this package (a new policy is one new file
-with ``@register`` on its class); the entry-point group
+Where a policy is found, in order: the modules of this package and the families'
+(``harness.families``: a new policy is one new file with ``@register`` on its class, imported by
+its family's ``__init__``); the entry-point group
 ``harness.policies`` of any installed distribution (each entry a Policy class); and a
 ``package.module:Name`` reference given wherever a policy name is asked for.
 
@@ -57,6 +58,12 @@ def check_declaration(cls: Any) -> None:
         raise UserError(f"{where} declares 'train' but has no train()")
 
 
+def load_all() -> None:
+    """Every policy and world learner registered: this package's modules, the families', the
+    installed plug-ins'."""
+    _load_all()
+
+
 def _load_all() -> None:
     global _loaded
     if _loaded:
@@ -66,6 +73,7 @@ def _load_all() -> None:
 
     for mod in pkgutil.iter_modules(__path__):  # every module of this package; policies register themselves
         importlib.import_module(f"{__name__}.{mod.name}")
+    importlib.import_module("harness.families").load()  # the papers' families register theirs (never imported statically)
     from importlib.metadata import entry_points
 
     for ep in entry_points(group=ENTRY_POINT_GROUP):

@@ -1,6 +1,6 @@
-"""Learners whose world is not the one ground's cluster view: HephaestusForge's DS-PPO in the
-multi-cluster admission world (paper 001) and SIL-GPO with its DQN baseline in the
-service-graph deployment world (paper 002). ``harness train --policy NAME`` trains one in the
+"""Learners whose world is not the one ground's cluster view, registered by their families
+(HephaestusForge's DS-PPO and DS-DQN in the multi-cluster admission world, paper 001; SIL-GPO
+and its DQN baseline in the service-graph deployment world, paper 002). ``harness train --policy NAME`` trains one in the
 world it declares: every field of its Args and of its world's settings is a flag, and the model
 is saved as every harness model is (``<out>/<name>.pt`` with its metadata in ``.json`` and its
 learning curve in ``.curve.csv`` and ``.curve.png``). A learner that can stop and go on
@@ -14,42 +14,9 @@ import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 from harness.errors import UserError
-from harness.spec.args import arg
-
-
-@dataclass
-class ServiceGraphWorld:
-    """Which instance of SIL-GPO's world a model is trained on."""
-
-    instance: int = arg(-1, "-1: the authors' default instance (their generator, seed 3); n >= 0: a generated "
-                            "instance of seed n")
-    sweep: Optional[str] = arg(None, "a setting of Figs 8-10: arrival=LOW,HIGH, chain=LOW,HIGH or requests=N")
-    paper_form: bool = arg(False, "score the paper's form of the total delay (seconds), not the authors' code's")
-
-    def build(self):
-        """The instance; a bad setting is one UserError line."""
-        from harness.sim.servicegraph import ServiceGraphConfig, code_instance, generate
-
-        cfg = ServiceGraphConfig(silgpo_compat=not self.paper_form)
-        if self.sweep:
-            figure, _, value = self.sweep.partition("=")
-            try:
-                if figure not in ("arrival", "chain", "requests"):
-                    raise ValueError(f"no figure sweeps {figure!r}")
-                parsed = tuple(float(v) for v in value.split(","))
-                if len(parsed) != (1 if figure == "requests" else 2):
-                    raise ValueError(f"{len(parsed)} value(s)")
-                cfg = cfg.sweep(figure, parsed if len(parsed) == 2 else parsed[0])
-            except (ValueError, KeyError) as exc:
-                raise UserError(f"{self.sweep!r} is not arrival=LOW,HIGH, chain=LOW,HIGH or requests=N ({exc})",
-                                field="--sweep") from None
-            if self.instance < 0:
-                raise UserError("a setting of Figs 8-10 needs a generated instance (--instance n >= 0); the "
-                                "authors' instance is the default setting", field="--sweep")
-        return code_instance(cfg) if self.instance < 0 else generate(cfg, self.instance)
 
 
 @dataclass(frozen=True)
@@ -62,64 +29,27 @@ class WorldLearner:
     resumable: bool = False  # train(..., checkpoint=, start=) saves and resumes its whole state
 
 
-def _train_silgpo(g, args, progress, checkpoint=None, start=None):
-    from harness.policies.silgpo import train
-
-    actor, _, curve, secs = train(g, args, lambda e, d, sil: progress(e, args.episodes, d), checkpoint, start)
-    rows = list(zip(curve.episodes, curve.delay, curve.sil_on))
-    return actor, {"seconds": secs, "best_delay": min(curve.delay, default=None),
-                   "servers": g.N, "services": g.S}, rows, ("episode", "delay", "sil_on"), \
-        ("episode", "total delay of the greedy policy")
+REGISTRY: dict[str, WorldLearner] = {}
 
 
-def _train_rsdql(g, args, progress, checkpoint=None, start=None):
-    from harness.policies.rsdql_deploy import train
-
-    net, curve, secs = train(g, args, lambda e, d: progress(e, args.episodes, d), checkpoint, start)
-    rows = list(zip(curve.episodes, curve.delay))
-    return net, {"seconds": secs, "best_delay": min(curve.delay, default=None), "servers": g.N, "services": g.S}, \
-        rows, ("episode", "delay"), ("episode", "total delay of the greedy policy")
-
-
-def _train_ds(algo: str):
-    def run(world, args, progress):
-        return _train_deepsets(algo, world, args, progress)
-    return run
-
-
-def _train_deepsets(algo: str, world, args, progress):
-    from harness.policies import ds_dqn, ds_ppo
-
-    train = {"ppo": ds_ppo.train, "dqn": ds_dqn.train}[algo]
-    rows: list[tuple] = []
-    t0 = time.monotonic()
-
-    total = args.total_steps * (args.envs if algo == "dqn" else 1)  # DQN counts steps of all its envs at once
-
-    def seen(step, ret):
-        rows.append((step, ret, time.monotonic() - t0))
-        progress(step, total, ret)
-
-    actor, _, secs = train(world, args, seen)
-    return actor, {"seconds": secs}, rows, ("env_steps", "mean_return", "seconds"), \
-        ("environment steps", "mean episodic return")
+def register(learner: WorldLearner) -> WorldLearner:
+    """A family adds a learner of its world (``harness train --policy NAME``)."""
+    REGISTRY[learner.name] = learner
+    return learner
 
 
 def _learners() -> dict[str, WorldLearner]:
-    from harness.policies.ds_dqn import DsDqnArgs
-    from harness.policies.ds_ppo import DsPpoArgs
-    from harness.policies.rsdql_deploy import RsdqlDeployArgs
-    from harness.policies.silgpo import SilGpoArgs
-    from harness.sim.multicluster import MultiClusterConfig
+    """Every world learner, the families loaded first (they register theirs)."""
+    from harness.policies import load_all
 
-    return {"sil-gpo": WorldLearner("sil-gpo", "servicegraph", SilGpoArgs, ServiceGraphWorld, _train_silgpo, True),
-            "rsdql-deploy": WorldLearner("rsdql-deploy", "servicegraph", RsdqlDeployArgs, ServiceGraphWorld,
-                                         _train_rsdql, True),
-            "ds-ppo": WorldLearner("ds-ppo", "multicluster", DsPpoArgs, MultiClusterConfig, _train_ds("ppo")),
-            "ds-dqn": WorldLearner("ds-dqn", "multicluster", DsDqnArgs, MultiClusterConfig, _train_ds("dqn"))}
+    load_all()
+    return REGISTRY
 
 
-NAMES = ("sil-gpo", "rsdql-deploy", "ds-ppo", "ds-dqn")
+def names() -> tuple[str, ...]:
+    return tuple(_learners())
+
+
 # flags that say how long or how fast a training runs, not which training it is: a resume may change them
 HOW_NOT_WHAT = ("episodes", "compile")
 

@@ -19,7 +19,8 @@ from typing import Callable, Iterator
 
 from harness import faults
 from harness.errors import OutputError
-from harness.policies import cost_delay, placer_for
+from harness.policies import placer_for
+from harness.scenarios import extras
 from harness.policies.contract import Policy
 from harness.rescheduler.live import Lineage, LiveView, initial_placement, moved_share, place_new
 from harness.results import placement_metrics as pm
@@ -138,8 +139,8 @@ class RunBase(ABC):
             if hasattr(element, "before_deploy"):
                 element.before_deploy(self)
         replicas = {s: spec.replicas for s, spec in self.plan.app.services.items()}
-        # paper 003's problem lets a placer reject an app: its pods stay pending, and say so
-        pending: list[str] | None = [] if cost_delay.apps_of(self.plan.app) is not None else None
+        # a family's problem (paper 003's) may let a placer reject an app: its pods stay pending, and say so
+        pending: list[str] | None = [] if any(x.applies(self.plan.app) for x in extras.extras()) else None
         placement = initial_placement(self.placer, self.view, replicas, pending)
         pods = deploy(self.cluster, self.plan.app, placement)
         for service in pending or []:
@@ -294,9 +295,10 @@ class RunBase(ABC):
     def placement_metrics(self, t_end: float) -> dict:
         out = pm.run_metrics(self.out.placements, self.out.events, pm.nodes_of(self.plan.state.nodes),
                              pm.requests_of(self.plan.app), self.out.t0, t_end)
-        # paper 003's objective of the placement the run ends with, when the app is its problem
-        if (score := cost_delay.score(self.view.view()[0], self.plan.gap_time_limit_s)) is not None:
-            out["cost_delay"] = score
+        # a family's objective of the placement the run ends with (paper 003's), when the app is its problem
+        for extra in extras.extras():
+            if (score := extra.score(self.view.view()[0], self.plan.gap_time_limit_s)) is not None:
+                out[extra.key] = score
         return out
 
     def undo_all(self) -> None:

@@ -224,7 +224,7 @@ def run_simulated(state, session: Session, seeds: int, first_seed: int = 0,
     one run directory per policy and seed (``<policy>-s<seed>``), the same files and summary as a
     live run's, and the comparison beside them. Seed k gives every policy the same arrivals.
     ``terminating_s``: how long a stopped pod holds its room (``SimCluster``); ``gap_time_limit_s``:
-    paper 003's problem gets each run's optimality gap (``policies.cost_delay.score``)."""
+    paper 003's problem gets each run's optimality gap (``harness.families.rollout.cost_delay.score``)."""
     import yaml
 
     from harness.scenarios.simrun import SimRun

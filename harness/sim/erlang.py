@@ -1,5 +1,5 @@
 """M/M/c queues (Erlang C): the one definition both queueing models use (``sim.queueing``'s
-erlang-c discipline, SIL-GPO's service-graph world ``sim.servicegraph``, eqs. 35-37)."""
+erlang-c discipline, SIL-GPO's service-graph world ``families.silgpo.world``, eqs. 35-37)."""
 
 from __future__ import annotations
 

@@ -52,7 +52,7 @@ class ExternalGroup(BaseModel):
     services: list[str]
     probabilities: dict[str, float] = {}
     # paper 003's delay cap λ per call: the most one-way delay (half the RTT, ms) allowed between
-    # the caller's node and this callee's (harness.policies.cost_delay)
+    # the caller's node and this callee's (harness.families.rollout.cost_delay)
     max_delay_ms: dict[str, float] | None = None
 
     @field_validator("max_delay_ms")
@@ -157,7 +157,7 @@ class App(BaseModel):
     # the services users call (several apps deployed together, or one app with several entry
     # services); default: the gateway alone
     entries: list[str] | None = None
-    # paper 003's placement problem (harness.policies.cost_delay): the node each entry's data come
+    # paper 003's placement problem (harness.families.rollout.cost_delay): the node each entry's data come
     # from (π_a), and how the apps weigh cost against delay (eq. 1's w)
     sources: dict[str, str] | None = None
     cost_weight: float | None = Field(None, ge=0, le=1, description=f"default {DEFAULT_COST_WEIGHT}, paper 003's Table 4")

@@ -41,7 +41,7 @@ class NodeType(BaseModel):
     speed: float = Field(gt=0, description="relative CPU speed; only ratios between types matter")
     cost: float = Field(0.0, ge=0, description="what one node of this type costs per hour (any currency unit)")
     gpus: int = Field(0, ge=0, description="GPUs the scheduler sees (accounting only on the local testbed)")
-    # paper 003's costs (harness.policies.cost_delay): per microservice hosted, and per unit of its data
+    # paper 003's costs (harness.families.rollout.cost_delay): per microservice hosted, and per unit of its data
     pod_cost: float = Field(0.0, ge=0, description="what hosting one pod on a node of this type costs (paper 003's o_v)")
     data_cost: float = Field(0.0, ge=0, description="what one unit of a pod's data_size costs on this type (paper 003's n_v)")
 

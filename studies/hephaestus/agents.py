@@ -20,10 +20,10 @@ import time
 
 import numpy as np
 
-from harness.policies import ds_dqn, ds_ppo
-from harness.policies.hephaestus import BASELINES
+from harness.families.hephaestus import ds_dqn, ds_ppo
+from harness.families.hephaestus.baselines import BASELINES
 from harness.results.stats import mean_ci95
-from harness.sim.multicluster import MultiClusterConfig, MultiClusterEnv
+from harness.families.hephaestus.world import MultiClusterConfig, MultiClusterEnv
 
 TEST_SEED = 10_000  # test episodes never seen in training
 

@@ -18,9 +18,9 @@ import time
 
 import numpy as np
 
-from harness.policies.hephaestus import BASELINES
+from harness.families.hephaestus.baselines import BASELINES
 from harness.results.stats import mean_ci95
-from harness.sim.multicluster import MultiClusterConfig, MultiClusterEnv
+from harness.families.hephaestus.world import MultiClusterConfig, MultiClusterEnv
 
 # the authors' test logs' means (studies.hephaestus.logs; Table 8): rejection %, cost, latency ms, Gini
 LOGGED = {"cpu-greedy": (0.186, 9.636, 422.788, 0.7212), "binpack-greedy": (0.186, 3.671, 420.699, 0.6696),

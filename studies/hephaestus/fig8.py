@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.policies.hephaestus import BASELINES, SPREAD_HEURISTICS
+from harness.families.hephaestus.baselines import BASELINES, SPREAD_HEURISTICS
 from harness.results.stats import mean_ci95
-from harness.sim.multicluster import MultiClusterConfig, MultiClusterEnv
+from harness.families.hephaestus.world import MultiClusterConfig, MultiClusterEnv
 from studies.hephaestus.baselines import FIRST_HELP
 
 RESULTS = "gym-multi-k8s/results/karmada"

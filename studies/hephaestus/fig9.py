@@ -21,10 +21,10 @@ import sys
 import time
 from pathlib import Path
 
-from harness.policies.ds_ppo import DsPpoArgs, act, train
-from harness.policies.hephaestus import BASELINES, SPREAD_HEURISTICS
+from harness.families.hephaestus.ds_ppo import DsPpoArgs, act, train
+from harness.families.hephaestus.baselines import BASELINES, SPREAD_HEURISTICS
 from harness.results.stats import mean_ci95
-from harness.sim.multicluster import MultiClusterConfig
+from harness.families.hephaestus.world import MultiClusterConfig
 from studies.hephaestus.agents import TEST_SEED, test
 from studies.hephaestus.fig8 import LOGGED_NAMES, RESULTS, logged_rejection
 from studies.hephaestus.baselines import FIRST_HELP

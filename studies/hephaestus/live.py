@@ -8,7 +8,7 @@ DS-PPO model trained in that inventory's sites world against the greedy baseline
     .venv/bin/python -m studies.hephaestus.live results/<utc>-admission [results/<utc>-admission-sim] [--episodes 200]
 
 Per policy, three views of the same comparison: the paper's model (the sites world of
-``harness.sim.multicluster``: δ_c, the mean RTT between sites, as the latency; test episodes of
+``harness.families.hephaestus.world``: δ_c, the mean RTT between sites, as the latency; test episodes of
 the model's training world), harness's simulator of the scenario (``harness evaluate``: requests'
 latency from the profile and RTTs through the placement), and the testbed (``harness run``:
 every user request measured). Latency in ms, rejection %, cost per replica, Gini of replicas over
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.policies.ds_ppo import act, load_actor, training_world
-from harness.policies.hephaestus import BASELINES, SPREAD_HEURISTICS
+from harness.families.hephaestus.ds_ppo import act, load_actor, training_world
+from harness.families.hephaestus.baselines import BASELINES, SPREAD_HEURISTICS
 from harness.results.stats import mean_ci95, spearman
 from studies.hephaestus.agents import TEST_SEED, test
 

@@ -76,8 +76,8 @@ def run(policies: dict[str, tuple[str, dict]], workloads, seeds: int, g: Ground)
 def oracle(g: Ground, schedule) -> float:
     """An upper bound for every scheduler with each cycle's counts at once: per cycle, the best
     mean edge share any packing of the pods onto the edge nodes reaches (migrations free)."""
-    from harness.policies.kubedsm import Edge
-    from harness.policies.kubedsm_match import Match
+    from harness.families.kubedsm.kubedsm import Edge
+    from harness.families.kubedsm.match import Match
 
     st = Edge(g.view())
     out = []

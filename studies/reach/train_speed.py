@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from harness.policies.learned import train_and_save, training_config
-from harness.policies.reach import Reach
+from harness.families.reach.reach import Reach
 from studies.common import PROFILE, REACH_APPS, dynamics, verdict
 from studies.reach.quality import evaluate_app
 

@@ -1,4 +1,4 @@
-"""Paper 003's instances on harness's one ground: a generated instance (``harness.sim.multiapp``)
+"""Paper 003's instances on harness's one ground: a generated instance (``harness.families.rollout.world``)
 written as the files any scenario is made of — an inventory (a node type per node with its CPU,
 RAM, ``pod_cost`` o_v and ``data_cost`` n_v; RTTs twice the instance's one-way delays), one app
 file per app (a chain with its ``sources``, ``data_size`` and per-call ``max_delay_ms``), one
@@ -33,8 +33,8 @@ import numpy as np
 import yaml
 
 from harness.policies import build
-from harness.sim.multiapp import LAYERS, Instance, InstanceConfig, generate
-from harness.solvers import multiapp_milp
+from harness.families.rollout.world import LAYERS, Instance, InstanceConfig, generate
+from harness.families.rollout import milp as multiapp_milp
 from studies.rollout.paper import ci95, ratio
 
 CLIENT_RTT_MS = 2.0  # the user beside the near edge; paper 003 has no user: it only times the requests

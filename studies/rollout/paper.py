@@ -24,7 +24,7 @@
   networking ≈ 49 % of cost at the cost optimum and ≈ 5 % at the delay optimum.
 - theta: eq. 7 as printed vs summed over nodes: MILP time and gap on the same instances.
 
-All values the paper's lost Tables 2-3 held are assumptions (``harness.sim.multiapp.InstanceConfig``).
+All values the paper's lost Tables 2-3 held are assumptions (``harness.families.rollout.world.InstanceConfig``).
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ import numpy as np
 
 from harness.policies import build
 from harness.results.stats import mean_ci95
-from harness.sim.multiapp import InstanceConfig, generate
-from harness.solvers import multiapp_milp
+from harness.families.rollout.world import InstanceConfig, generate
+from harness.families.rollout import milp as multiapp_milp
 
 
 def ci95(x) -> tuple[float, float]:

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.policies.deployment import DEPLOYERS
+from harness.families.silgpo.baselines import DEPLOYERS
 from harness.policies.world_learners import has_episodes
 from harness.results.csvfile import write_rows
 from harness.results.stats import mean_ci95
-from harness.sim.servicegraph import code_instance, delay
+from harness.families.silgpo.world import code_instance, delay
 from studies.silgpo import MODELS
 from studies.silgpo.agent import LOGGED, Run, model, standing
 

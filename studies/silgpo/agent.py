@@ -31,10 +31,10 @@ import numpy as np
 import torch
 
 from harness.policies import world_learners
-from harness.policies.deployment import DEPLOYERS, deployments
-from harness.policies.silgpo import Curve, deploy, load_actor
+from harness.families.silgpo.baselines import DEPLOYERS, deployments
+from harness.families.silgpo.agent import Curve, deploy, load_actor
 from harness.results.stats import mean_ci95
-from harness.sim.servicegraph import code_instance, delay
+from harness.families.silgpo.world import code_instance, delay
 from studies.silgpo import MODELS
 
 LOGGED = {"start": 67.0, "converged": 26.8, "converged from episode": 1560}
@@ -163,7 +163,7 @@ def ranking(g, rows: dict[str, list[float]], models: Path, encoder: str, asked) 
     (``rows``: the agents' and the baselines', a baseline's seeds its own randomness); RSDQL from
     its models (``rsdql-deploy-authors-<encoder>-s<seed>.pt``) of the ``asked`` seeds where they
     are."""
-    from harness.policies import rsdql_deploy
+    from harness.families.silgpo import rsdql as rsdql_deploy
 
     rows = dict(rows)
     rsdql = [rsdql_model(models, 0, encoder, s)[0] for s in asked]

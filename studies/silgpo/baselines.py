@@ -20,9 +20,9 @@ import time
 
 import numpy as np
 
-from harness.policies.deployment import DEPLOYERS, DETERMINISTIC, deployments
+from harness.families.silgpo.baselines import DEPLOYERS, DETERMINISTIC, deployments
 from harness.results.stats import mean_ci95
-from harness.sim.servicegraph import ServiceGraphConfig, code_instance, delay, generate, paper_units
+from harness.families.silgpo.world import ServiceGraphConfig, code_instance, delay, generate, paper_units
 from studies.common import verdict
 
 LOGGED_SILGPO = 26.8  # the greedy policy's T_total at convergence, SIL_model_evaluation_data_5e-5_1e-5

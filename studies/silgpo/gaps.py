@@ -1,5 +1,5 @@
 """Optimality gaps of the deployment baselines on tiny instances of SIL-GPO's world, where the
-exact optimum can be enumerated (``harness.policies.deployment.optimal``).
+exact optimum can be enumerated (``harness.families.silgpo.baselines.optimal``).
 
     .venv/bin/python -m studies.silgpo.gaps [--instances 10] [--paper]
 
@@ -17,9 +17,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from harness.policies.deployment import DEPLOYERS, optimal
+from harness.families.silgpo.baselines import DEPLOYERS, optimal
 from harness.results.stats import mean_ci95
-from harness.sim.servicegraph import ServiceGraphConfig, delay, generate
+from harness.families.silgpo.world import ServiceGraphConfig, delay, generate
 
 TINY = ServiceGraphConfig(servers=3, hac=(2,), microservices=4, ai_services=1, requests=5, ai_requests=2,
                           chain=(2, 3), chain_ai_ms=(1, 2), chain_ai_ai=(1, 1), silgpo_compat=True)

@@ -4,11 +4,11 @@
     python -m studies.silgpo.live --state-dir .harness-silgpo [--repeats 3] [--duration 60]
 
 The authors' default instance (their generator, seed 3); each deployment built by its baseline
-(``harness.policies.deployment``) on the code's form, as every figure of the paper scores them,
+(``harness.families.silgpo.baselines``) on the code's form, as every figure of the paper scores them,
 and played in the paper's form (seconds: a live run has one unit, time); the requests' rates
 scaled together so that the busiest queue of any deployment shown runs at ``--rho`` (light load:
 the issue's ρ ≤ 0.5); then the deployments take turns on the testbed
-(``harness.scenarios.graph_live``), each for ``--duration`` s of open-loop load. Printed: per
+(``harness.families.silgpo.live``), each for ``--duration`` s of open-loop load. Printed: per
 deployment the measured mean latency over every request (mean ± 95 % CI over repeats), the
 model's (the paper's T_r plus the testbed's RTTs on every hop), their difference; per request
 type the mean and worst |error|; and each deployment's latency as a ratio to the first one's,
@@ -24,12 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.policies.deployment import DEPLOYERS
+from harness.families.silgpo.baselines import DEPLOYERS
 from harness.results.csvfile import write_rows
 from harness.results.stats import mean_ci95
-from harness.scenarios import graph_live
-from harness.sim import servicegraph_plan as plan
-from harness.sim.servicegraph import code_instance, delay, paper_units
+from harness.families.silgpo import live as graph_live
+from harness.families.silgpo import live_plan as plan
+from harness.families.silgpo.world import code_instance, delay, paper_units
 from harness.spec.testbed_state import default_state_dir
 from harness.testbed.open import open_cluster
 from studies.common import verdict
@@ -55,7 +55,7 @@ def main() -> int:
     names = args.deployments.split(",")
     deployments = {n: DEPLOYERS[n](code_form, np.random.default_rng(args.seed)) for n in names}
     if args.model:
-        from harness.policies.silgpo import deploy, load_actor
+        from harness.families.silgpo.agent import deploy, load_actor
 
         actor, meta = load_actor(args.model, code_form)
         world = meta.get("world_config", {})

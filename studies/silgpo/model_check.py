@@ -1,4 +1,4 @@
-"""The service-graph world's queueing model (``harness.sim.servicegraph``, eqs. 31-37) against a
+"""The service-graph world's queueing model (``harness.families.silgpo.world``, eqs. 31-37) against a
 discrete-event simulation of the same network (Ciw: FCFS M/M/c nodes, one customer class per
 request type, each following its chain with the routing eq. 52 gives).
 
@@ -21,14 +21,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from harness.policies.deployment import DEPLOYERS
-from harness.sim.servicegraph import ServiceGraph, ServiceGraphConfig, arrivals, generate, routing, sojourn, visits
+from harness.families.silgpo.baselines import DEPLOYERS
+from harness.families.silgpo.world import ServiceGraph, ServiceGraphConfig, arrivals, generate, routing, sojourn, visits
 
 BAR = 0.05
 
 
 def preferred_deployment(g: ServiceGraph) -> np.ndarray:
-    """The code's greedy: each instance on its service's preferred server (policies.deployment)."""
+    """The code's greedy: each instance on its service's preferred server (families.silgpo.baselines)."""
     return DEPLOYERS["preferred"](g, None)
 
 

@@ -28,10 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.policies.deployment import DEPLOYERS
+from harness.families.silgpo.baselines import DEPLOYERS
 from harness.results.csvfile import write_rows
 from harness.results.stats import mean_ci95
-from harness.sim.servicegraph import ServiceGraphConfig, delay, generate
+from harness.families.silgpo.world import ServiceGraphConfig, delay, generate
 from studies.silgpo import MODELS
 
 SWEEPS = {"arrival": [(1, 3), (2, 4), (3, 5), (4, 6), (5, 7)], "chain": [(2, 4), (3, 5), (4, 6), (5, 7), (6, 8)],
@@ -45,7 +45,7 @@ FAST = "--encoder mlp --lr-actor 5e-4 --lr-critic 1e-4 --episodes 400"  # the li
 def distinct_points() -> list[tuple[str, object]]:
     """Every (figure, value) of Figs 8-10 whose setting is not an earlier one's (Fig. 8's λ 2-4
     and Fig. 10's 30 requests are both the default setting): 14 of the 15."""
-    from harness.sim.servicegraph import ServiceGraphConfig
+    from harness.families.silgpo.world import ServiceGraphConfig
 
     seen, out = set(), []
     for figure, values in SWEEPS.items():
@@ -75,7 +75,7 @@ def agent_delay(figure: str, value, seed: int, folder: Path, flags: str, ready_o
     its model's curve; the model trained (or resumed) first if it is not in ``folder``, or None
     with ``ready_only``."""
     from harness.policies import world_learners
-    from harness.policies.silgpo import Curve
+    from harness.families.silgpo.agent import Curve
 
     path, argv = agent_model(figure, value, seed, folder, flags)
     if ready_only and not world_learners.has_episodes(path, world_learners.parse("sil-gpo", argv)[0].episodes):

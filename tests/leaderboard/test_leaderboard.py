@@ -165,7 +165,7 @@ def test_a_track_of_several_apps_per_scenario_ranks_paper_003s_objective(tmp_pat
     """The multi-app track's shape: no apps named (each scenario's own, deployed together), one
     profile, ranked by eq. 1's objective with the MILP's gap beside; a policy whose problem is
     another sits out with its reason, and the MILP as a placer is never beaten."""
-    from harness.sim.multiapp import InstanceConfig
+    from harness.families.rollout.world import InstanceConfig
     from studies.rollout.ground import write_track
 
     paths = write_track(tmp_path / "ma", InstanceConfig(near_edge=4, far_edge=1, cloud=1, apps=3), range(2))
@@ -258,8 +258,8 @@ def test_a_track_in_silgpos_world_ranks_the_deployment_baselines_and_a_learner_w
         sum(mean["random", a] / mean["preferred", a] for a in ("seed-0", "seed-1")) / 2)
     assert "ratio to preferred" in r.stdout
     # every number traceable: the run's deployment scores what the row says
-    from harness.leaderboard.deployment import world
-    from harness.sim.servicegraph import delay
+    from harness.families.silgpo.leaderboard import world
+    from harness.families.silgpo.world import delay
 
     row = next(x for x in delays if x["policy"] == "random" and x["seed"] == "1")
     run = json.loads((tmp_path / "out" / row["run_dir"] / "summary.json").read_text())

@@ -1,4 +1,4 @@
-"""HephaestusForge's admission placers on the one ground (``harness.policies.admission``): a request
+"""HephaestusForge's admission placers on the one ground (``harness.families.hephaestus.admission``): a request
 goes whole to the site the world's rule picks and inside it to nodes by the default scheduler, or
 is spread, or is rejected whole; the cluster view becomes the same sites world a model was trained
 in with ``--inventory``."""
@@ -10,10 +10,10 @@ import pytest
 
 from harness.errors import UserError
 from harness.policies import build
-from harness.policies.admission import site_state
+from harness.families.hephaestus.admission import site_state
 from harness.policies.contract import ClusterView, PendingPod
 from harness.sim.ceenv import default_model
-from harness.sim.multicluster import MultiClusterConfig, MultiClusterEnv, sites_of
+from harness.families.hephaestus.world import MultiClusterConfig, MultiClusterEnv, sites_of
 from harness.sim.topology import model_for
 from harness.spec.app import load_app
 from harness.spec.inventory import load_inventory
@@ -84,7 +84,7 @@ def test_a_batch_of_services_is_one_request_per_service(empty):
 
 
 def test_the_ds_model_acts_on_the_view_as_in_its_simulated_world(empty):
-    from harness.policies.ds_ppo import act, load_actor
+    from harness.families.hephaestus.ds_ppo import act, load_actor
 
     policy = build("ds-ppo")
     assert policy.model_file.endswith("models/ds-ppo-hephaestus-local.pt")

@@ -1,11 +1,11 @@
-"""SIL-GPO's decision process (sim.deployenv) and the deployment baselines (policies.deployment)."""
+"""SIL-GPO's decision process (families.silgpo.env) and the deployment baselines (families.silgpo.baselines)."""
 
 import numpy as np
 import pytest
 
-from harness.policies.deployment import DEPLOYERS, helas, mfds_fpr, random_feasible
-from harness.sim.deployenv import CODE_START, DeployEnv
-from harness.sim.servicegraph import ServiceGraphConfig, code_instance, delay, generate
+from harness.families.silgpo.baselines import DEPLOYERS, helas, mfds_fpr, random_feasible
+from harness.families.silgpo.env import CODE_START, DeployEnv
+from harness.families.silgpo.world import ServiceGraphConfig, code_instance, delay, generate
 
 
 def test_an_episode_places_every_instance_with_the_codes_rewards():
@@ -72,7 +72,7 @@ TINY = ServiceGraphConfig(servers=3, hac=(2,), microservices=4, ai_services=1, r
 
 
 def test_the_rollout_is_never_worse_than_the_greedy_it_rolls_out_and_sometimes_better():
-    from harness.policies.deployment import optimal, queue_greedy, rollout
+    from harness.families.silgpo.baselines import optimal, queue_greedy, rollout
 
     gains = []
     for seed in range(6):
@@ -86,7 +86,7 @@ def test_the_rollout_is_never_worse_than_the_greedy_it_rolls_out_and_sometimes_b
 def test_the_optimum_is_the_best_of_every_assignment_and_no_baseline_beats_it():
     import itertools
 
-    from harness.policies.deployment import optimal
+    from harness.families.silgpo.baselines import optimal
 
     g = generate(TINY, 2)
     best = np.inf

@@ -12,8 +12,8 @@ import pytest
 
 from harness.policies import build
 from harness.policies.contract import ClusterView, PodView
-from harness.policies.kubedsm import Edge, KubeDSMCore, KubeDSMArgs
-from harness.policies.kubedsm_match import Match, node_value
+from harness.families.kubedsm.kubedsm import Edge, KubeDSMCore, KubeDSMArgs
+from harness.families.kubedsm.match import Match, node_value
 from studies.kubedsm.workloads import Ground, m_sigma_schedule
 
 REPO = Path(__file__).resolve().parents[2]

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from harness.policies.kubedsm_qos import PaperQoS, code_qos, total_qos
+from harness.families.kubedsm.qos import PaperQoS, code_qos, total_qos
 
 SHARES = np.linspace(0, 1, 21)
 PROMISES = (0.1, 0.5, 1.0)

@@ -6,7 +6,7 @@ import pytest
 from harness.errors import UserError
 from harness.policies import REGISTRY, build, check_declaration, names, placer_for
 from harness.policies.contract import Ability, Move, Policy
-from harness.policies.reach import Reach, ReachArgs
+from harness.families.reach.reach import Reach, ReachArgs
 from harness.rescheduler.evaluate import SimWorld, run_policy, scenario, slots_for
 from harness.rl.acting import save_model
 from harness.sim.ceenv import Dynamics, EnvConfig, default_model
@@ -143,7 +143,7 @@ def test_a_model_trained_under_load_sees_the_views_rate(tmp_path):
 
 
 def test_rsdql_learns_saves_and_reloads_identically(tmp_path, dyn):
-    from harness.policies.rsdql import Rsdql, RsdqlArgs
+    from harness.families.reach.rsdql import Rsdql, RsdqlArgs
 
     q, curve = Rsdql.train(dyn, RsdqlArgs(total_steps=30_000, seed=2))
     returns = [row[1] for row in curve]

@@ -11,8 +11,8 @@ from harness.policies import build
 from harness.policies.contract import Move, PodView
 from harness.rescheduler.evaluate import SimWorld, run_policy, scenario, slots_for
 from harness.sim.ceenv import load_dynamics
-from harness.sim.multiapp import AppSpec, Infrastructure, Instance, InstanceConfig, generate
-from harness.solvers import multiapp_milp
+from harness.families.rollout.world import AppSpec, Infrastructure, Instance, InstanceConfig, generate
+from harness.families.rollout import milp as multiapp_milp
 from tests.conftest import REPO
 
 

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-from harness.policies.silgpo import Curve, HighReturnBuffer, RewardScaling, SilGpoArgs, _update, deploy, train
-from harness.rl.gat import SilGpoNet, collate
-from harness.sim.deployenv import DeployEnv
-from harness.sim.servicegraph import ServiceGraphConfig, delay, generate
+from harness.families.silgpo.agent import Curve, HighReturnBuffer, RewardScaling, SilGpoArgs, _update, deploy, train
+from harness.families.silgpo.gat import SilGpoNet, collate
+from harness.families.silgpo.env import DeployEnv
+from harness.families.silgpo.world import ServiceGraphConfig, delay, generate
 
 SMALL = ServiceGraphConfig(requests=10, ai_requests=4)
 
@@ -112,7 +112,7 @@ def test_a_short_training_runs_evaluates_and_deploys_within_capacity():
 
 
 def test_rsdql_deploy_learns_toward_the_bellman_target_and_keeps_its_best_evaluation():
-    from harness.policies.rsdql_deploy import RsdqlDeployArgs, _learn, _q, deploy as dqn_deploy, train as dqn_train
+    from harness.families.silgpo.rsdql import RsdqlDeployArgs, _learn, _q, deploy as dqn_deploy, train as dqn_train
 
     g = generate(SMALL, 2)
     env = DeployEnv(g)
@@ -137,7 +137,7 @@ def test_rsdql_deploy_learns_toward_the_bellman_target_and_keeps_its_best_evalua
 
 def test_a_saved_model_deploys_as_it_did_and_another_policys_file_is_refused(tmp_path):
     from harness.errors import UserError
-    from harness.policies.silgpo import load_actor
+    from harness.families.silgpo.agent import load_actor
     from harness.rl.acting import save_model
 
     g = generate(SMALL, 1)

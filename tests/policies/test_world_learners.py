@@ -30,9 +30,9 @@ def test_sil_gpo_trains_from_the_cli_and_its_model_deploys(tmp_path):
                                                                     "paper_form": False}
     rows = list(csv.DictReader((tmp_path / "m.curve.csv").open()))
     assert [int(r["episode"]) for r in rows] == [2, 4] and (tmp_path / "m.curve.png").stat().st_size > 0
-    from harness.policies.silgpo import deploy, load_actor
-    from harness.policies.world_learners import ServiceGraphWorld
-    from harness.sim.servicegraph import delay
+    from harness.families.silgpo.agent import deploy, load_actor
+    from harness.families.silgpo.learners import ServiceGraphWorld
+    from harness.families.silgpo.world import delay
 
     g = ServiceGraphWorld(**meta["world_config"]).build()
     assert delay(g, deploy(g, load_actor(tmp_path / "m.pt", g)[0])).total == float(rows[-1]["delay"])  # the last
@@ -46,10 +46,10 @@ def test_rsdql_deploy_trains_from_the_cli_and_keeps_its_best_net(tmp_path):
     import pytest
 
     from harness.errors import UserError
-    from harness.policies import rsdql_deploy
-    from harness.policies.silgpo import load_actor
-    from harness.policies.world_learners import ServiceGraphWorld
-    from harness.sim.servicegraph import delay
+    from harness.families.silgpo import rsdql as rsdql_deploy
+    from harness.families.silgpo.agent import load_actor
+    from harness.families.silgpo.learners import ServiceGraphWorld
+    from harness.families.silgpo.world import delay
 
     r = harness("train", "--policy", "rsdql-deploy", "--episodes", "3", "--evaluate-every", "1", "--encoder", "mlp",
                 "--instance", "0", "--sweep", "requests=10", "--out", str(tmp_path), "--name", "q")
@@ -87,7 +87,7 @@ def test_a_bad_world_setting_is_one_line_and_status_2(tmp_path):
 def test_a_stopped_training_resumes_to_the_same_model_bit_for_bit(tmp_path, monkeypatch, learner, extra):
     """Trained 10 episodes straight, or 5 then resumed to 10 from its .ckpt (saved every 5 here):
     the same weights and curve. Other flags on resume are one line and status 2."""
-    from harness.policies import rsdql_deploy, silgpo
+    from harness.families.silgpo import agent as silgpo, rsdql as rsdql_deploy
 
     monkeypatch.setattr(silgpo, "CHECKPOINT_EVERY", 5)
     monkeypatch.setattr(rsdql_deploy, "CHECKPOINT_EVERY", 5)

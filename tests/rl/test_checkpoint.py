@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from harness.errors import UserError
-from harness.policies.silgpo import Curve, HighReturnBuffer, RewardScaling
+from harness.families.silgpo.agent import Curve, HighReturnBuffer, RewardScaling
 from harness.rl import checkpoint
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from harness.rl.deepsets import DeepSetActor, DeepSetCritic
+from harness.families.hephaestus.deepsets import DeepSetActor, DeepSetCritic
 
 
 def test_the_actor_is_permutation_equivariant_and_the_critic_invariant_for_any_set_size():
@@ -23,7 +23,7 @@ def test_the_actor_is_permutation_equivariant_and_the_critic_invariant_for_any_s
 
 def mean_cost(net, cfg, act) -> float:
     """40 test episodes of the cost objective, every action checked against the mask."""
-    from harness.sim.multicluster import MultiClusterEnv
+    from harness.families.hephaestus.world import MultiClusterEnv
 
     env = MultiClusterEnv(cfg, seed=123)
     for _ in range(40):
@@ -37,8 +37,8 @@ def mean_cost(net, cfg, act) -> float:
 
 
 def test_ds_ppo_learns_cheaper_placements_than_it_started_with():
-    from harness.policies.ds_ppo import DsPpoArgs, act, train
-    from harness.sim.multicluster import FEATURES, MultiClusterConfig
+    from harness.families.hephaestus.ds_ppo import DsPpoArgs, act, train
+    from harness.families.hephaestus.world import FEATURES, MultiClusterConfig
 
     torch.set_num_threads(1)
     cfg = MultiClusterConfig(objective="cost", hf_compat=True)
@@ -50,8 +50,8 @@ def test_ds_ppo_learns_cheaper_placements_than_it_started_with():
 
 
 def test_ds_dqn_learns_cheaper_placements_than_it_started_with_and_acts_only_as_allowed():
-    from harness.policies.ds_dqn import DsDqnArgs, act, train
-    from harness.sim.multicluster import FEATURES, MultiClusterConfig
+    from harness.families.hephaestus.ds_dqn import DsDqnArgs, act, train
+    from harness.families.hephaestus.world import FEATURES, MultiClusterConfig
 
     torch.set_num_threads(1)
     cfg = MultiClusterConfig(objective="cost", hf_compat=True)
@@ -64,8 +64,8 @@ def test_ds_dqn_learns_cheaper_placements_than_it_started_with_and_acts_only_as_
 
 @pytest.mark.parametrize("batched", [True, False])
 def test_both_learners_step_a_batched_vector_or_scalar_envs_alike(batched):
-    from harness.policies import ds_dqn, ds_ppo
-    from harness.sim.multicluster import MultiClusterConfig
+    from harness.families.hephaestus import ds_dqn, ds_ppo
+    from harness.families.hephaestus.world import MultiClusterConfig
 
     cfg = MultiClusterConfig(hf_compat=True, episode_steps=20)
     envs = ds_ppo.make_envs(cfg, 3, seed=1, batched=batched)

@@ -8,7 +8,7 @@ import urllib.request
 
 import pytest
 
-from harness.scenarios import graph_live
+from harness.families.silgpo import live as graph_live
 from tests.workload.test_graph_cell import tiny
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]

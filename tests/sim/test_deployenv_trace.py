@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.sim.deployenv import DeployEnv
-from harness.sim.servicegraph import code_instance
+from harness.families.silgpo.env import DeployEnv
+from harness.families.silgpo.world import code_instance
 
 TRACE = json.loads((Path(__file__).parent / "data" / "silgpo_authors_trace.json").read_text())
 

@@ -1,4 +1,4 @@
-"""HephaestusForge's world (``harness.sim.multicluster``): the paper's set observation and masks,
+"""HephaestusForge's world (``harness.families.hephaestus.world``): the paper's set observation and masks,
 deploy-all and the spreads, the reward's penalty, and each named difference of the authors' code."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.policies.hephaestus import BASELINES, binpack_greedy, cpu_greedy, karmada_greedy
-from harness.sim.multicluster import EXTRA_ROWS, MultiClusterConfig, MultiClusterEnv, gini
+from harness.families.hephaestus.baselines import BASELINES, binpack_greedy, cpu_greedy, karmada_greedy
+from harness.families.hephaestus.world import EXTRA_ROWS, MultiClusterConfig, MultiClusterEnv, gini
 
 
 def env(**kw) -> MultiClusterEnv:
@@ -112,7 +112,7 @@ def test_seeing_the_first_cluster_only_puts_an_episode_on_one_cluster_as_the_fig
 
 
 def test_the_spread_heuristics_deploy_all_where_a_cluster_has_room_and_spread_where_none_has():
-    from harness.policies.hephaestus import SPREAD_HEURISTICS
+    from harness.families.hephaestus.baselines import SPREAD_HEURISTICS
 
     e = env(replicas=(6, 6), seed=3)
     C = e.cfg.clusters
@@ -134,7 +134,7 @@ def test_gymnasium_face_is_the_same_world_and_passes_gymnasiums_checker():
     from gymnasium.utils.env_checker import check_env
 
     import harness  # noqa: F401  (registers harness's ids; an installed wheel does it at start-up)
-    from harness.sim.multicluster import MultiClusterConfig, MultiClusterEnv
+    from harness.families.hephaestus.world import MultiClusterConfig, MultiClusterEnv
 
     env = gym.make("harness/MultiCluster-v0", clusters=8, objective="cost", hf_compat=True)
     check_env(env.unwrapped, skip_render_check=True)

@@ -1,4 +1,4 @@
-"""The batched multi-cluster world (``harness.sim.multicluster_vector``) is the scalar world's rules
+"""The batched multi-cluster world (``harness.families.hephaestus.world_vector``) is the scalar world's rules
 for N environments: the same state gives the same decisions, and the same policy the same
 episode measures (the random streams differ, so those are compared as distributions)."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.sim.multicluster import EXTRA_ROWS, MultiClusterConfig, MultiClusterEnv
-from harness.sim.multicluster_vector import MultiClusterVector
+from harness.families.hephaestus.world import EXTRA_ROWS, MultiClusterConfig, MultiClusterEnv
+from harness.families.hephaestus.world_vector import MultiClusterVector
 from tests.conftest import REPO
 
 

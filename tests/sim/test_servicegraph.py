@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from harness.sim.erlang import erlang_c_wait, mmc_sojourn
-from harness.sim.servicegraph import ServiceGraph, ServiceGraphConfig, arrivals, code_instance, delay, generate, \
+from harness.families.silgpo.world import ServiceGraph, ServiceGraphConfig, arrivals, code_instance, delay, generate, \
     routing, visits
 
 

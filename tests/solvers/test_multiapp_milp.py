@@ -5,8 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from harness.sim.multiapp import InstanceConfig, generate
-from harness.solvers import multiapp_milp
+from harness.families.rollout.world import InstanceConfig, generate
+from harness.families.rollout import milp as multiapp_milp
 
 
 def tiny(seed: int):

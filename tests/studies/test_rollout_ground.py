@@ -11,7 +11,7 @@ import pytest
 
 from harness.errors import UserError
 from harness.policies import build
-from harness.sim.multiapp import InstanceConfig, generate
+from harness.families.rollout.world import InstanceConfig, generate
 from studies.rollout.ground import play, write
 
 SMALL = InstanceConfig(near_edge=4, far_edge=1, cloud=1, apps=3)
@@ -79,7 +79,7 @@ def test_the_milp_placer_refuses_an_app_without_sources(tmp_path):
 
 def test_the_written_instance_keeps_the_instance_exactly(tmp_path):
     """What the files say is what the instance held: capacities, costs, delays (RTT / 2), requests."""
-    from harness.policies import cost_delay
+    from harness.families.rollout import cost_delay
     from harness.rescheduler.live import LiveView
     from harness.scenarios.session import prepare
     from harness.spec.inventory import load_inventory

@@ -13,10 +13,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from harness.scenarios.graph_live import wait_healthy
-from harness.sim import servicegraph_plan as plan
-from harness.sim.servicegraph import ServiceGraph
-from harness.workload.graph_cell import FifoServers
+from harness.families.silgpo.live import wait_healthy
+from harness.families.silgpo import live_plan as plan
+from harness.families.silgpo.world import ServiceGraph
+from harness.families.silgpo.cell import FifoServers
 from tests.workload.test_cell import free_port, get
 
 
@@ -62,7 +62,7 @@ def test_a_chain_follows_eq_52_and_takes_the_models_time(tmp_path):
         for n, server in enumerate(plan.server_plans(g, X)):
             f = tmp_path / f"plan{n}.json"
             f.write_text(json.dumps({**server, "addresses": addresses}))
-            procs.append(subprocess.Popen([sys.executable, "-m", "harness.workload.graph_cell", "--plan", str(f),
+            procs.append(subprocess.Popen([sys.executable, "-m", "harness.families.silgpo.cell", "--plan", str(f),
                                            "--host", "127.0.0.1", "--port", str(ports[n]), "--seed", str(n)],
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         wait_healthy(addresses, procs, timeout=20)
@@ -70,7 +70,7 @@ def test_a_chain_follows_eq_52_and_takes_the_models_time(tmp_path):
         load = tmp_path / "load.json"
         load.write_text(json.dumps({"duration_s": 12, "seed": 1, "timeout_s": 20, "types": types}))
         out = tmp_path / "requests.csv"
-        subprocess.run([sys.executable, "-m", "harness.workload.graph_load", "--load", str(load), "--out", str(out)],
+        subprocess.run([sys.executable, "-m", "harness.families.silgpo.load", "--load", str(load), "--out", str(out)],
                        check=True, timeout=90, capture_output=True)
         rows = list(csv.DictReader(open(out)))
         status, _, metrics = get(f"http://{addresses[1]}/metrics")

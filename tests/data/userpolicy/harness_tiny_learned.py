@@ -1,7 +1,7 @@
 """A learned policy outside harness (one file): REACH's PPO with a smaller network, under its own name."""
 from dataclasses import dataclass
 
-from harness.policies.reach import Reach, ReachArgs
+from harness.families.reach.reach import Reach, ReachArgs
 
 
 @dataclass

@@ -1,0 +1,5 @@
+"""The multi-agent rollout (paper 003): many small apps on a three-layer continuum, the greedy
+best-fit, the rollout over it and the MILP, in paper 003's own problem and on the one ground.
+See ``harness/families/rollout/README.md``."""
+
+from harness.families.rollout import cost_delay, milp_placer, rollout  # noqa: F401 — they register themselves

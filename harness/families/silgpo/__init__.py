@@ -1,0 +1,5 @@
+"""SIL-GPO (paper 002): instances of microservices and AI services deployed on edge servers;
+PPO with self-imitation over graph attention, the authors' RSDQL, the deployment baselines, and
+the deployments played live. See ``harness/families/silgpo/README.md``."""
+
+from harness.families.silgpo import leaderboard, learners  # noqa: F401 — they register themselves

@@ -1,0 +1,138 @@
+"""A leaderboard's tracks in SIL-GPO's world (``world: servicegraph``): each cell one instance,
+one setting and one seed; each policy builds its deployment of the instance's instances
+(``harness.families.silgpo.baselines``'s baselines, or a learner's model) and is scored by the model's
+total delay — the authors' code's form (``total_delay``, what the paper's figures plot), the
+paper's in seconds (``total_delay_s``) — the unstable queues left, and a request's mean latency
+in the paper's form (``mean_ms``, weighted by the requests' rates). Live (on the ``silgpo-local``
+testbed), each deployment is played with ``harness.families.silgpo.live`` at light load (the
+rates scaled so that the busiest queue runs at ρ 0.5) and its ``mean_ms`` is the users' measured
+mean: a track ranked by ``mean_ms`` has both worlds, at their two loads.
+
+A run directory per (policy, seed) holds its ``summary.json``, with the deployment itself.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from harness.leaderboard.worlds import register
+
+LEARNERS = ("sil-gpo", "rsdql-deploy")
+INVENTORY = "inventories/silgpo-local.yaml"  # the ten servers a track's live cells play on
+NOT_HERE = "ability does not fit: places pods on a cluster's nodes, not instances on SIL-GPO's servers"
+
+
+def policy_names() -> list[str]:
+    from harness.families.silgpo.baselines import DEPLOYERS
+
+    return list(DEPLOYERS) + list(LEARNERS)
+
+
+def world(app: str, setting: str):
+    """The ServiceGraphWorld of an app name (``authors`` or ``seed-N``) and a setting."""
+    from harness.families.silgpo.learners import ServiceGraphWorld
+
+    return ServiceGraphWorld(instance=-1 if app == "authors" else int(app.removeprefix("seed-")),
+                             sweep=None if setting == "default" else setting)
+
+
+def model_file(policy: str, app: str, setting: str, model_dir: Path) -> Path:
+    """Where a learner's model for an instance and setting is: ``<policy>-<app>[-<setting>].pt``."""
+    tail = "" if setting == "default" else "-" + setting.replace("=", "").replace(",", "-")
+    return model_dir / f"{policy}-{app}{tail}.pt"
+
+
+def missing(policy: str, app: str, setting: str, model_dir: Path) -> str | None:
+    """Why ``policy`` cannot join (app, setting), or None."""
+    if policy in policy_names():
+        if policy in LEARNERS and not model_file(policy, app, setting, model_dir).exists():
+            return f"no model for {app} {setting} (harness train {' '.join(train_argv(policy, app, setting, model_dir))})"
+        return None
+    return NOT_HERE
+
+
+def train_argv(policy: str, app: str, setting: str, model_dir: Path) -> list[str]:
+    """``harness train``'s flags (but ``--out``) that make a learner's model for (app, setting)."""
+    w = world(app, setting)
+    return (["--policy", policy, "--instance", str(w.instance)] + (["--sweep", w.sweep] if w.sweep else [])
+            + ["--name", model_file(policy, app, setting, model_dir).stem])
+
+
+def deployments(policies: tuple[str, ...], app: str, setting: str, seed: int, model_dir: Path) -> dict[str, np.ndarray]:
+    """Each policy's deployment of the instance (code form: what the baselines and learners optimise)."""
+    from harness.families.silgpo.baselines import DEPLOYERS
+
+    g = world(app, setting).build()
+    out = {}
+    for p in policies:
+        if p in DEPLOYERS:
+            out[p] = DEPLOYERS[p](g, np.random.default_rng(seed))
+        else:
+            out[p] = _learned(p, g, model_file(p, app, setting, model_dir))
+    return out
+
+
+def _learned(policy: str, g, path: Path) -> np.ndarray:
+    if policy == "sil-gpo":
+        from harness.families.silgpo.agent import deploy, load_actor
+
+        return deploy(g, load_actor(path, g)[0])
+    from harness.families.silgpo import rsdql as rsdql_deploy
+
+    return rsdql_deploy.deploy(g, rsdql_deploy.load_net(path, g)[0])
+
+
+def play(cell, out: Path, model_dir: Path) -> list[dict]:
+    """One cell in the model: every joining policy's summary (with its ``run_dir``)."""
+    from harness.families.silgpo.world import delay, paper_units
+
+    g = world(cell.app, cell.scenario).build()
+    summaries = []
+    for policy, X in deployments(cell.policies, cell.app, cell.scenario, cell.seed, model_dir).items():
+        code, paper = delay(g, X), delay(paper_units(g), X)
+        mean_ms = 1000 * float((paper.per_request * g.rate).sum() / g.rate.sum())  # a request's, as users would see
+        s = {"policy": policy, "world": "sim", "seed": cell.seed, "mean_ms": mean_ms,
+             "metrics": {"total_delay": code.total, "total_delay_s": paper.total, "unstable_queues": code.unstable},
+             "deployment": np.asarray(X).tolist()}
+        summaries.append(_written(s, out / "runs" / cell.track / cell.app / cell.scenario / f"{policy}-s{cell.seed}"))
+    return summaries
+
+
+def play_live(cell, out: Path, model_dir: Path, cluster) -> list[dict]:
+    """One cell on the testbed: the deployments in turn (``graph_live``), the rates scaled so the
+    busiest queue of any of them runs at ρ 0.5; each ranked by the users' measured mean."""
+    from harness.families.silgpo import live as graph_live
+    from harness.families.silgpo import live_plan as plan
+    from harness.families.silgpo.world import paper_units
+
+    g = world(cell.app, cell.scenario).build()
+    xs = deployments(cell.policies, cell.app, cell.scenario, cell.seed, model_dir)
+    light = plan.scaled_to(paper_units(g), list(xs.values()), LIVE_RHO)
+    folder = out / "runs" / cell.track / cell.app / f"{cell.scenario}-live-s{cell.seed}"
+    summaries = []
+    for m in graph_live.run(cluster, light, xs, 1, LIVE_SECONDS, folder, seed=cell.seed):
+        s = {"policy": m.deployment, "world": "live", "seed": cell.seed, "mean_ms": m.mean_ms,
+             "metrics": {"expected_ms": m.expected_mean_ms, "failed_requests": m.failed},
+             "deployment": np.asarray(xs[m.deployment]).tolist()}
+        summaries.append(_written(s, m.folder))
+    return summaries
+
+
+LIVE_RHO = 0.5  # light load: the issue's ρ ≤ 0.5, where this host's drift does not decide the queueing
+LIVE_SECONDS = 60.0
+
+
+def _written(summary: dict, folder: Path) -> dict:
+    """The run's ``summary.json`` (a live run's own, from ``graph_live``, with these fields added)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "summary.json"
+    whole = {**(json.loads(path.read_text()) if path.exists() else {}), **summary}
+    path.write_text(json.dumps(whole))
+    return {**summary, "run_dir": str(folder)}
+
+
+register("servicegraph", sys.modules[__name__])

@@ -1,0 +1,69 @@
+"""SIL-GPO's learners in its service-graph world, for ``harness train --policy sil-gpo`` and
+``rsdql-deploy``: which instance a model trains on (``ServiceGraphWorld``), and the trainings,
+both resumable (their models take hours here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from harness.errors import UserError
+from harness.families.silgpo.agent import SilGpoArgs
+from harness.families.silgpo.rsdql import RsdqlDeployArgs
+from harness.policies.world_learners import WorldLearner, register
+from harness.spec.args import arg
+
+
+@dataclass
+class ServiceGraphWorld:
+    """Which instance of SIL-GPO's world a model is trained on."""
+
+    instance: int = arg(-1, "-1: the authors' default instance (their generator, seed 3); n >= 0: a generated "
+                            "instance of seed n")
+    sweep: Optional[str] = arg(None, "a setting of Figs 8-10: arrival=LOW,HIGH, chain=LOW,HIGH or requests=N")
+    paper_form: bool = arg(False, "score the paper's form of the total delay (seconds), not the authors' code's")
+
+    def build(self):
+        """The instance; a bad setting is one UserError line."""
+        from harness.families.silgpo.world import ServiceGraphConfig, code_instance, generate
+
+        cfg = ServiceGraphConfig(silgpo_compat=not self.paper_form)
+        if self.sweep:
+            figure, _, value = self.sweep.partition("=")
+            try:
+                if figure not in ("arrival", "chain", "requests"):
+                    raise ValueError(f"no figure sweeps {figure!r}")
+                parsed = tuple(float(v) for v in value.split(","))
+                if len(parsed) != (1 if figure == "requests" else 2):
+                    raise ValueError(f"{len(parsed)} value(s)")
+                cfg = cfg.sweep(figure, parsed if len(parsed) == 2 else parsed[0])
+            except (ValueError, KeyError) as exc:
+                raise UserError(f"{self.sweep!r} is not arrival=LOW,HIGH, chain=LOW,HIGH or requests=N ({exc})",
+                                field="--sweep") from None
+            if self.instance < 0:
+                raise UserError("a setting of Figs 8-10 needs a generated instance (--instance n >= 0); the "
+                                "authors' instance is the default setting", field="--sweep")
+        return code_instance(cfg) if self.instance < 0 else generate(cfg, self.instance)
+
+
+def _train_silgpo(g, args, progress, checkpoint=None, start=None):
+    from harness.families.silgpo.agent import train
+
+    actor, _, curve, secs = train(g, args, lambda e, d, sil: progress(e, args.episodes, d), checkpoint, start)
+    rows = list(zip(curve.episodes, curve.delay, curve.sil_on))
+    return actor, {"seconds": secs, "best_delay": min(curve.delay, default=None),
+                   "servers": g.N, "services": g.S}, rows, ("episode", "delay", "sil_on"), \
+        ("episode", "total delay of the greedy policy")
+
+
+def _train_rsdql(g, args, progress, checkpoint=None, start=None):
+    from harness.families.silgpo.rsdql import train
+
+    net, curve, secs = train(g, args, lambda e, d: progress(e, args.episodes, d), checkpoint, start)
+    rows = list(zip(curve.episodes, curve.delay))
+    return net, {"seconds": secs, "best_delay": min(curve.delay, default=None), "servers": g.N, "services": g.S}, \
+        rows, ("episode", "delay"), ("episode", "total delay of the greedy policy")
+
+
+register(WorldLearner("sil-gpo", "servicegraph", SilGpoArgs, ServiceGraphWorld, _train_silgpo, True))
+register(WorldLearner("rsdql-deploy", "servicegraph", RsdqlDeployArgs, ServiceGraphWorld, _train_rsdql, True))
