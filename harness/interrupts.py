@@ -70,3 +70,20 @@ def cleanup_shield(what: str = "cleaning up") -> Iterator[None]:
         _restore(previous)
     if flag.is_set():
         raise KeyboardInterrupt
+
+
+def die_with_parent() -> None:
+    """In a worker process (a pool's initializer): the kernel sends it SIGTERM when the process
+    that started it dies, even by kill -9, so no worker outlives its pool's owner (Linux; a no-op
+    elsewhere). SIGTERM ends the worker: it must not be taken as Ctrl-C there."""
+    import ctypes
+    import os
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before the call: nobody would send it
+        os._exit(1)

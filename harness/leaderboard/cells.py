@@ -264,6 +264,9 @@ def run_cells_live(todo: list[Cell], out: Path, model_dir: Path, cluster, state_
 def _worker_init() -> None:
     import torch
 
+    from harness.interrupts import die_with_parent
+
+    die_with_parent()  # a leaderboard killed with -9 leaves no worker behind
     torch.set_num_threads(1)  # one core per worker: the pool is the parallelism
 
 

@@ -42,6 +42,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.interrupts import die_with_parent
 from harness.policies.world_learners import has_episodes
 from studies.silgpo import MODELS, agent, sweeps
 
@@ -173,7 +174,7 @@ def main() -> int:
           + (f"; {background()}" if args.background else ""), flush=True)
     t0 = time.monotonic()
     # one training per process: a compiled net's caches and a run's memory go with it
-    with multiprocessing.get_context("spawn").Pool(args.lanes, maxtasksperchild=1) as pool:
+    with multiprocessing.get_context("spawn").Pool(args.lanes, maxtasksperchild=1, initializer=die_with_parent) as pool:
         for job, what, seconds in pool.imap_unordered(functools.partial(run, models=args.models, work=args.work), todo):
             print(f"{job.path.stem}: {what} in {seconds:.0f} s ({time.monotonic() - t0:.0f} s so far)", flush=True)
     return 0
