@@ -93,6 +93,8 @@ def names() -> list[str]:
 def resolve(name: str) -> type[Policy]:
     """The policy class for a registered name or a ``package.module:Name`` reference."""
     _load_all()
+    if name.endswith("@cluster"):  # the one ground's own world, said
+        name = name.removesuffix("@cluster")
     if name in REGISTRY:
         return REGISTRY[name]
     if ":" in name:
@@ -103,8 +105,12 @@ def resolve(name: str) -> type[Policy]:
             raise UserError(f"cannot load policy {name!r}: {exc}", field="policy") from None
         check_declaration(cls)
         return cls
-    raise UserError(f"unknown policy {name!r} (known: {', '.join(sorted(REGISTRY))}; or package.module:Class)",
-                    field="policy")
+    from harness.policies.catalog import elsewhere
+
+    if (why := elsewhere(name)) is not None:
+        raise UserError(why, field="policy")
+    raise UserError(f"unknown policy {name!r} (known here: {', '.join(sorted(REGISTRY))}; or package.module:Class; "
+                    f"every world's: harness policies)", field="policy")
 
 
 def build(name: str, **kwargs) -> Policy:

@@ -194,3 +194,25 @@ class DsAgent(SiteAdmission):
         from harness.families.hephaestus.ds_ppo import act
 
         return act(self.net, env)
+
+
+@dataclass
+class DsDqnArgs(DsArgs):
+    model: str = arg("", "the DS-DQN model (harness train --policy ds-dqn): none is committed, so one must be given")
+
+
+@register
+class DsDqnAgent(DsAgent):
+    """DS-DQN's Q-network on the one ground, as ``ds-ppo`` acts with DS-PPO's actor."""
+
+    name = "ds-dqn"
+    description = "HephaestusForge's DeepSets DQN: a whole site, a spread or reject, learned (a model must be given)"
+    Args = DsDqnArgs
+
+    def __init__(self, args):
+        from harness.errors import UserError
+
+        if not args.model:
+            raise UserError("ds-dqn acts with a model of its own: train one (harness train --policy ds-dqn --out "
+                            "models) and give it as ds-dqn[model=models/NAME.pt]", field="--policy")
+        super().__init__(args)

@@ -35,6 +35,7 @@ from typing import Callable
 import numpy as np
 
 from harness.families.hephaestus.world import EXTRA_ROWS, SPREADS, MultiClusterEnv
+from harness.policies import catalog
 
 
 def _candidates(env: MultiClusterEnv, first: int = 0) -> np.ndarray:
@@ -90,3 +91,13 @@ BASELINES: dict[str, Callable[..., int]] = {"cpu-greedy": cpu_greedy, "binpack-g
                                             "hf-latency-greedy": hf_latency_greedy, "karmada-greedy": karmada_greedy}
 SPREAD_HEURISTICS: dict[str, Callable[..., int]] = {"spread-ffd": _spread_when_full("ffd"),
                                                     "spread-bf1b1": _spread_when_full("bf1b1")}
+
+
+SUMMARIES = {"cpu-greedy": "the whole request to the cluster with room whose CPU is least allocated (§5.4)",
+             "binpack-greedy": "the whole request to the cluster with room whose CPU is most allocated (§5.4)",
+             "hf-latency-greedy": "the whole request to a random cluster with room within its latency threshold (§5.4)",
+             "karmada-greedy": "the whole request to the cluster with room for the most replicas, as Karmada (§5.4)",
+             "spread-ffd": "binpack-greedy, spreading first-fit decreasing when no cluster has room for all",
+             "spread-bf1b1": "binpack-greedy, spreading best-fit one by one when no cluster has room for all"}
+for _word in {**BASELINES, **SPREAD_HEURISTICS}:
+    catalog.register(_word, "multicluster", SUMMARIES[_word], "hephaestus")

@@ -47,6 +47,7 @@ import numpy as np
 
 from harness.families.silgpo.env import DeployEnv, play
 from harness.families.silgpo.world import ServiceGraph, arrivals, delay, routing, visits
+from harness.policies import catalog
 
 
 def _most_free_cpu(env: DeployEnv, fits: np.ndarray) -> int:
@@ -206,6 +207,14 @@ DEPLOYERS: dict[str, Callable[[ServiceGraph, np.random.Generator], np.ndarray]] 
     "preferred": preferred, "random": random_feasible, "queue-greedy": queue_greedy, "rollout": rollout,
     "mfds-fpr": mfds_fpr, "helas": helas}
 DETERMINISTIC = ("preferred", "queue-greedy", "rollout")  # the same deployment whatever the seed
+SUMMARIES = {"preferred": "each instance on its service's preferred server (the authors' greedy_deployment)",
+             "random": "each instance on a random server where it fits",
+             "queue-greedy": "each instance where the model's total delay drops most (harness's)",
+             "rollout": "Bertsekas's rollout over queue-greedy: each instance tried on every server (harness's)",
+             "mfds-fpr": "the paper's MFDS-FPR baseline: a feasible start, then first-improvement moves",
+             "helas": "the paper's HELAS baseline: a genetic algorithm over the placements"}
+for _word in DEPLOYERS:
+    catalog.register(_word, "servicegraph", SUMMARIES[_word], "silgpo")
 
 
 def deployments(name: str, g: ServiceGraph, seeds) -> list[np.ndarray]:
