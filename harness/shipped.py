@@ -55,3 +55,18 @@ def models() -> Path:
 def model(policy: str, app: str, model_dir: str | Path | None = None) -> Path:
     """A committed (or named) model: ``<model_dir>/<policy>-<app>.pt``, ``models/`` by default."""
     return (Path(model_dir) if model_dir is not None else models()) / f"{policy}-{app}.pt"
+
+
+def commit() -> str | None:
+    """The commit harness runs from: the checkout's HEAD, or in a wheel the one it was built
+    from (``_shipped/COMMIT``, written by setup.py's build step); None when neither says."""
+    import subprocess
+
+    stamp = ROOT / "COMMIT"
+    if stamp.is_file():
+        return stamp.read_text().strip() or None
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.TimeoutExpired):
+        return None

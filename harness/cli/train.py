@@ -77,7 +77,7 @@ def train(
                   TextColumn("return {task.fields[ret]:.1f}"), TimeElapsedColumn(), TimeRemainingColumn()) as bar:
         task = bar.add_task("train", total=args.total_steps, ret=0.0)
         path, curve = train_and_save(cls, dyn, args, a.name, str(profile), prof.testbed, out, name, force,
-                                     lambda s, r: bar.update(task, completed=s, ret=r))
+                                     lambda s, r: bar.update(task, completed=s, ret=r), recipe, prof)
     print(f"trained in {time.monotonic() - t:.0f}s; final mean return {curve[-1][1]:.1f}; wrote {path} "
           f"(+ .json metadata, .curve.csv, .curve.png)")
 

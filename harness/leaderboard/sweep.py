@@ -121,14 +121,13 @@ def resumed(file: Path, out: Path) -> set[tuple]:
 
 
 def write(sweep: Sweep, file: Path, out: Path, seeds: int, jobs: int, ray: str | None = None) -> None:
-    from harness.results.rundir import git_commit
 
     tables.write_long(sweep.rows, out)
     for world in worlds(sweep.mode):
         tables.write_ranked(sweep.board, sweep.rows, out, world)
     tables.write_coverage(sweep.board, sweep.coverage, sweep.failed, out)
     meta = {"file": str(file), "name": sweep.board.name, "version": sweep.board.version,
-            "git_commit": git_commit(shipped.ROOT), "seeds": seeds, "jobs": jobs, "executor": ray and f"ray:{ray}" or "pool",
+            "git_commit": shipped.commit(), "seeds": seeds, "jobs": jobs, "executor": ray and f"ray:{ray}" or "pool",
             "argv": sys.argv,
             "wall_s": round(sweep.seconds, 1), "parts": sweep.parts, "rows": len(sweep.rows), "mode": sweep.mode,
             "not_live": sweep.not_live, "sim_live_spearman": tables.agreement(sweep.board, sweep.rows)

@@ -232,21 +232,86 @@ def build_ref(ref: str, **extra) -> Policy:
     return build(name, **{**typed_args(resolve(name), raw, ref), **extra})
 
 
-def build_for_app(name: str, app: str, app_file: str | Path, profile_file: str | Path, model_dir: Path) -> Policy:
+def build_for_app(name: str, app: str, app_file: str | Path, profile_file: str | Path, model_dir: Path,
+                  notes: list[str] | None = None) -> Policy:
     """A policy ready for ``app`` (``name`` may carry arguments: ``name[key=value,...]``): a
-    trainable one with its model from ``model_dir`` unless a ``model`` is given; the error names
-    the command that makes a missing model."""
+    trainable one with its model from ``model_dir`` unless a ``model`` is given — ``model=auto``:
+    the model of this profile, trained once with the policy's fast recipe and kept by the
+    profile's hash (``provenance.auto_model``). The error names the command that makes a missing
+    model; ``notes`` gets one line when the model was trained on another profile."""
     ref = name
     name, raw = parse_ref(ref)
     cls = resolve(name)
     kwargs = typed_args(cls, raw, ref)
-    if Ability.TRAIN not in cls.abilities or "model" in kwargs:
+    if Ability.TRAIN not in cls.abilities:
         return build(name, **kwargs)
-    model = find_model(cls.name, app, model_dir)
-    if model is None:
-        raise UserError(f"no trained {cls.name} model for {app} in {model_dir}; make it with: harness train --app "
-                        f"{app_file} --profile {profile_file} --policy {name} --out {model_dir}", field="--policy")
-    return build(name, model=str(model), **kwargs)
+    if kwargs.get("model") == "auto":
+        kwargs["model"] = str(auto_model(cls, app_file, profile_file, model_dir))
+    elif "model" not in kwargs:
+        model = find_model(cls.name, app, model_dir)
+        if model is None:
+            raise UserError(f"no trained {cls.name} model for {app} in {model_dir}; make it with: harness train --app "
+                            f"{app_file} --profile {profile_file} --policy {name} --out {model_dir} (or --policy "
+                            f"{name}[model=auto])", field="--policy")
+        kwargs["model"] = str(model)
+    policy = build(name, **kwargs)
+    if notes is not None and (line := _provenance_note(cls, policy, app_file, profile_file)):
+        notes.append(line)
+    return policy
+
+
+def auto_recipe(cls) -> str | None:
+    """The recipe ``model=auto`` trains with: the policy's ``fast`` one, else its first."""
+    recipes = getattr(cls, "recipes", {})
+    return "fast" if "fast" in recipes else next(iter(recipes), None)
+
+
+def _provenance_note(cls, policy: Policy, app_file, profile_file) -> str | None:
+    from harness.policies import provenance
+    from harness.spec.app import load_app
+    from harness.spec.profile import load_profile
+
+    meta = getattr(policy, "meta", None)
+    if not meta:
+        return None
+    return provenance.mismatch(cls.name, policy.args.model, meta, load_app(app_file), app_file, profile_file,
+                               load_profile(profile_file), auto_recipe(cls))
+
+
+def auto_model(cls, app_file: str | Path, profile_file: str | Path, model_dir: Path) -> Path:
+    """The model of ``cls`` for this app and profile: ``<model_dir>/auto/<policy>-<app>-<hash>.pt``,
+    trained with the policy's ``fast`` recipe (else its first) when it is not there yet."""
+    import sys
+
+    from harness.policies import provenance
+    from harness.policies.learned import train_and_save, training_config
+    from harness.sim.ceenv import load_dynamics
+    from harness.spec.profile import load_profile
+
+    profile = load_profile(profile_file)
+    from harness.spec.app import load_app
+
+    app = load_app(app_file)
+    path = Path(model_dir) / "auto" / f"{cls.name}-{app.name}-{provenance.digest(profile)[:12]}.pt"
+    if path.exists():
+        print(f"{cls.name}: the model of this profile, trained before: {path}", file=sys.stderr)
+        return path
+    recipe = auto_recipe(cls)
+    args, env = training_config(cls, [], recipe)
+    print(f"{cls.name}: no model of {profile_file} yet; training one ({recipe or 'default'} recipe, "
+          f"{args.total_steps:,} steps) into {path}", file=sys.stderr, flush=True)
+    a, prof, dyn = load_dynamics(app_file, profile_file, None, env)
+    marks = iter(range(1, 11))
+    next_mark = [next(marks)]
+
+    def progress(step: int, ret: float) -> None:
+        if step >= next_mark[0] * args.total_steps / 10:
+            print(f"  {cls.name}: {step:,}/{args.total_steps:,} steps, return {ret:.1f}", file=sys.stderr, flush=True)
+            next_mark[0] = next(marks, 11)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    train_and_save(cls, dyn, args, a.name, str(profile_file), prof.testbed, path.parent, path.stem, True, progress,
+                   recipe, prof)
+    return path
 
 
 def build_from_model(path: str | Path) -> Policy:

@@ -149,9 +149,14 @@ def model_name(policy: str, app: str, seed: int, when: float) -> str:
 
 def train_and_save(cls: type[CEEnvPolicy], dyn: Dynamics, args, app: str, profile: str, testbed: str, out_dir: Path,
                    name: str | None = None, force: bool = False,
-                   on_progress: Callable[[int, float], None] | None = None) -> tuple[Path, list]:
-    """Train ``cls`` in ``dyn``, save the model with its metadata and learning curve (CSV, PNG) as
-    ``out_dir/<name>.pt``; refuses to replace an existing model unless ``force``."""
+                   on_progress: Callable[[int, float], None] | None = None, recipe: str | None = None,
+                   profile_content=None) -> tuple[Path, list]:
+    """Train ``cls`` in ``dyn``, save the model with its metadata (its provenance included:
+    ``harness.policies.provenance``) and learning curve (CSV, PNG) as ``out_dir/<name>.pt``;
+    refuses to replace an existing model unless ``force``."""
+    from harness.policies import provenance
+    from harness.spec.profile import load_profile
+
     from harness.rl.acting import save_model
     from harness.rl.curves import write_curve
 
@@ -162,7 +167,9 @@ def train_and_save(cls: type[CEEnvPolicy], dyn: Dynamics, args, app: str, profil
                         source=str(path))
     net, curve = cls.train(dyn, args, on_progress)
     meta = cls.metadata(dyn, args, app, profile, testbed, curve)
-    meta.update(name=path.stem, trained_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)))
+    meta.update(name=path.stem, trained_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+                provenance=provenance.record(app, profile, profile_content or load_profile(profile), testbed, recipe,
+                                             getattr(args, "seed", None)))
     save_model(net, meta, path)
     write_curve(curve, path.with_suffix(".curve.csv"), path.with_suffix(".curve.png"), f"{cls.name} on {app}")
     return path, curve

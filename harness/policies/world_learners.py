@@ -129,9 +129,14 @@ def train_and_save(name: str, args, world, built, out_dir: Path, model: str | No
     out_dir.mkdir(parents=True, exist_ok=True)  # the first training state is saved before the model
     resumable = {"checkpoint": lambda st: ckpt.save(state, settings, st), "start": start} if learner.resumable else {}
     net, extra, rows, columns, labels = learner.train(built, args, progress, **resumable)
+    from harness import __version__, shipped
+
     meta = {"policy": name, "world": learner.world, "world_config": dataclasses.asdict(world),
             "args": dataclasses.asdict(args), "name": path.stem,
-            "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), **extra}
+            "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+            "provenance": {"world": learner.world, "world_config": dataclasses.asdict(world),
+                           "seed": getattr(args, "seed", None), "harness_version": __version__,
+                           "harness_commit": shipped.commit()}, **extra}
     if start is not None:
         meta["resumed_from_episode"] = start["episode"]
     save_model(net, meta, path)

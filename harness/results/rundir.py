@@ -25,14 +25,13 @@ import hashlib
 import json
 import platform
 import shutil
-import subprocess
 import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from harness import events
+from harness import events, shipped
 from harness.errors import OutputError
 
 REQUESTS, EVENTS, PLACEMENTS, METRICS, SUMMARY = "requests.csv", "events.csv", "placements.jsonl", "metrics.csv", "summary.json"
@@ -53,14 +52,6 @@ def sha256(path: Path) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
-
-
-def git_commit(repo: Path) -> str | None:
-    try:
-        out = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
-        return out.stdout.strip() or None
-    except (OSError, subprocess.TimeoutExpired):
-        return None
 
 
 class RunDir:
@@ -115,12 +106,18 @@ class RunDir:
 
     def save_policy(self, name: str, model: Path | None) -> None:
         info = {"name": name, "model": str(model) if model else None, "model_sha256": sha256(model) if model else None}
+        meta = model.with_suffix(".json") if model else None
+        if meta is not None and meta.exists():  # what the model was trained on (harness.policies.provenance)
+            try:
+                info["provenance"] = json.loads(meta.read_text()).get("provenance")
+            except ValueError:
+                info["provenance"] = None
         self.save_input("policy.json", json.dumps(info, indent=1))
 
     def save_harness(self, repo: Path, argv: list[str]) -> None:
         from harness import __version__
 
-        info = {"version": __version__, "git_commit": git_commit(repo), "python": platform.python_version(), "argv": argv}
+        info = {"version": __version__, "git_commit": shipped.commit(), "python": platform.python_version(), "argv": argv}
         self.save_input("harness.json", json.dumps(info, indent=1))
 
     # as the run goes ---------------------------------------------------------

@@ -135,12 +135,16 @@ def check_loads(sc: Scenario, app: App, state, source: str) -> None:
 def build_policies(names: list[str], app: App, app_file: Path, profile_file: Path, model_dir: Path) -> dict:
     """Label -> policy: a module:Class reference runs under the name its class declares, one with
     arguments under that name and its arguments (two settings of one policy side by side)."""
+    import sys
+
     from harness.policies import build_for_app, label
 
-    out = {}
+    out, notes = {}, []
     for ref in names:
-        policy = build_for_app(ref, app.name, app_file, profile_file, model_dir)
+        policy = build_for_app(ref, app.name, app_file, profile_file, model_dir, notes)
         out[label(ref, policy)] = policy
+    for line in notes:  # a model of another profile: said before anything runs
+        print(f"harness: note: {line}", file=sys.stderr)
     return out
 
 

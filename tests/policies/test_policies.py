@@ -11,7 +11,7 @@ from harness.rescheduler.evaluate import SimWorld, run_policy, scenario, slots_f
 from harness.rl.acting import save_model
 from harness.sim.ceenv import Dynamics, EnvConfig, default_model
 
-BUILTIN = ["bef", "binpack-greedy", "cf", "cloud-first", "cost-delay-milp", "cpu-greedy", "default", "ds-ppo",
+BUILTIN = ["bef", "binpack-greedy", "cf", "cloud-first", "cost-delay-milp", "cpu-greedy", "default", "ds-dqn", "ds-ppo",
            "greedy-bestfit", "hf-latency-greedy", "k8s-edge", "karmada-greedy", "kubedsm", "latency-greedy", "optimal",
            "random", "reach", "rollout", "rsdql", "sef", "spread-ffd"]
 
@@ -35,7 +35,7 @@ def test_every_policy_declares_what_it_does():
               "reach": {"plan", "train"}, "rsdql": {"plan", "train"}, "rollout": {"place", "plan"},
               "kubedsm": {"place", "plan"}} | \
         dict.fromkeys(("bef", "cf", "k8s-edge", "random", "sef", "greedy-bestfit", "cost-delay-milp", "cpu-greedy",
-                       "binpack-greedy", "hf-latency-greedy", "karmada-greedy", "spread-ffd", "ds-ppo"), {"place"})
+                       "binpack-greedy", "hf-latency-greedy", "karmada-greedy", "spread-ffd", "ds-ppo", "ds-dqn"), {"place"})
     for name, cls in REGISTRY.items():
         assert {a.value for a in cls.abilities} == expect[name], name
         if Ability.PLACE not in cls.abilities:
