@@ -15,6 +15,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, ClassVar
 
+import numpy as np
+
 from harness.errors import UserError
 from harness.policies.ceenv_state import to_ceenv
 from harness.policies.contract import Ability, ClusterView, Move, Policy
@@ -87,20 +89,20 @@ class CEEnvPolicy(Policy):
                             f"app have {have[1] - 1}; train it on this testbed's profile", field="--policy")
 
     def plan(self, view: ClusterView) -> list[Move]:
+        dyn, st, names = self.state(view)
+        a = self.act(dyn.observe(st), dyn.masks(st))
+        return decode(dyn, view, names, a)
+
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
+        """The action (CEEnv's layout) for one observation and its mask: the valid one scored highest."""
         import torch
 
         from harness.rl.nets import MASKED
 
-        dyn, st, names = self.state(view)
-        obs = torch.as_tensor(dyn.observe(st))
-        mask = torch.as_tensor(dyn.masks(st))
+        obs, mask = torch.as_tensor(obs), torch.as_tensor(mask)
         with torch.no_grad():
-            s = torch.where(mask, self.score(self.net, obs), torch.full((1, dyn.n_actions), MASKED))
-        a = int(s.argmax())
-        if a == dyn.n_actions - 1:
-            return []
-        slot, node = divmod(a, dyn.N)
-        return [Move(names[slot], view.nodes[node].name)]
+            s = torch.where(mask, self.score(self.net, obs), torch.full(mask.shape, MASKED))
+        return int(s.argmax())
 
     @classmethod
     def metadata(cls, dyn: Dynamics, args, app: str, profile: str, testbed: str, curve: list) -> dict:
@@ -111,6 +113,17 @@ class CEEnvPolicy(Policy):
     @classmethod
     def load(cls, path: str | Path) -> "CEEnvPolicy":
         return cls(cls.Args(model=str(path)))
+
+
+def decode(dyn: Dynamics, view: ClusterView, names: dict[int, str], a: int) -> list[Move]:
+    """CEEnv's action ``a`` as moves: ``slot * N + node`` moves the pod in that slot to that node;
+    the last action (``n_actions - 1``) is Idle, no move."""
+    if a == dyn.n_actions - 1:
+        return []
+    slot, node = divmod(a, dyn.N)
+    if slot not in names:  # an empty slot: nothing to move (an agent without masks may pick one)
+        return []
+    return [Move(names[slot], view.nodes[node].name)]
 
 
 def training_config(cls: type[CEEnvPolicy], argv: list[str], recipe: str | None = None):
