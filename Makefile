@@ -23,7 +23,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt scripts/install-system-deps.s
 # models/); 'make models' retrains them.
 demo: setup
 	$(HARNESS) provision
-	$(HARNESS) calibrate workloads/chain.json --out results \
+	$(HARNESS) calibrate --app workloads/chain.json --out results \
 	  && $(HARNESS) run node-failure --policy reach,rsdql,default --profile results/chain.reach-local.calibrated.json \
 	    --out results \
 	  && $(HARNESS) report $$(ls -d results/*-node-failure | tail -1) --baseline default; \
@@ -57,7 +57,7 @@ rsdql-models: setup
 # the committed models' seed (models/calibrated/reach-chain.pt; about 3 minutes here, where the
 # committed recipe took over 37). Needs `harness provision` first.
 calibrated-model: setup
-	$(HARNESS) calibrate workloads/chain.json
+	$(HARNESS) calibrate --app workloads/chain.json
 	$(HARNESS) train --policy reach --recipe fast --seed 2 --out models/calibrated --force \
 	  --app workloads/chain.json --profile profiles/chain.reach-local.calibrated.json --name reach-chain
 

@@ -8,19 +8,24 @@ from typing import Optional
 import typer
 
 from harness.cli.main import app, warn_app
+from harness.cli.options import OldPositional
 
 
-@app.command()
+@app.command(cls=OldPositional)
 def calibrate(
     ctx: typer.Context,
-    app_file: Path = typer.Argument(..., help="App JSON (μBench workmodel or harness superset)."),
+    app_option: Optional[Path] = typer.Option(None, "--app", show_default=False, help="App JSON (μBench workmodel "
+                                              "or harness superset); required."),
+    app_file: Optional[Path] = typer.Argument(None, hidden=True, help="The app, as old scripts give it."),
     profile: Optional[Path] = typer.Option(None, "--profile", help="The profile to calibrate (default: "
                                            "profiles/<app>.<testbed>.json)."),
     seconds: float = typer.Option(30.0, "--seconds", min=5, help="Measured seconds per placement (after a 5 s warm-up)."),
-    repeat: int = typer.Option(1, "--repeat", min=1, help="Rounds over the placements (they take turns)."),
+    rounds: int = typer.Option(1, "--rounds", min=1, help="Rounds over the placements (they take turns; round k "
+                               "seeds the load with k)."),
     out: Path = typer.Option(Path("profiles"), "--out", help="Folder for <app>.<testbed>.calibrated.json."),
     results: Path = typer.Option(Path("results"), "--results", help="Where the measured runs are kept "
                                  "(<utc>-calibrate-<app>/)."),
+    repeat: Optional[int] = typer.Option(None, "--repeat", min=1, hidden=True, help="--rounds, by its old name."),
 ) -> None:
     """Fit the simulator to this testbed as it is now. Deploys the app on one node type at a
     time and split between cloud and edge, measures each placement under one closed-loop user
@@ -34,6 +39,7 @@ def calibrate(
     from rich.live import Live
     from rich.table import Table
 
+    from harness.cli.options import app_file as the_app, renamed
     from harness.scenarios import calibration
     from harness.cli.run import _render
     from harness.results.collect import find
@@ -44,6 +50,8 @@ def calibrate(
     from harness.testbed.open import open_cluster
 
     state_dir = ctx.obj["state_dir"]
+    app_file = the_app(app_option, app_file)
+    rounds = renamed(ctx, "rounds", "repeat")
     spec = load_app(app_file)
     warn_app(spec, app_file)
     check_writable(out)
@@ -58,10 +66,10 @@ def calibrate(
         where = results / f"{stamp}-calibrate-{spec.name}"
         console = make_console()
         console.print(f"calibrating {spec.name} on {state.name}: {len(placements)} placements "
-                      f"({', '.join(placements)}) × {repeat}, {seconds:g} s each; runs in {where}")
+                      f"({', '.join(placements)}) × {rounds} rounds, {seconds:g} s each; runs in {where}")
         with Live(console=console, refresh_per_second=4, transient=True) as live:
             rows = calibration.measure(cluster, state, state_dir, spec, app_file, prof, profile_file, placements,
-                                       seconds, where, repeats=repeat, on_tick=lambda lv: live.update(_render(lv)))
+                                       seconds, where, rounds=rounds, on_tick=lambda lv: live.update(_render(lv)))
     collected = find([where])
     result = calibration.fit(spec, prof, state, collected.runs)
     host = [x for r in rows for x in r.get("host_reference_ms", [])]

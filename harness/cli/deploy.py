@@ -9,22 +9,27 @@ from typing import Optional
 import typer
 
 from harness.cli.main import app, warn_app
+from harness.cli.options import OldPositional
 
 
-@app.command()
+@app.command(cls=OldPositional)
 def deploy(
     ctx: typer.Context,
-    app_file: Path = typer.Argument(..., help="App JSON (μBench workmodel or harness superset)."),
+    app_option: Optional[Path] = typer.Option(None, "--app", show_default=False, help="App JSON (μBench workmodel "
+                                              "or harness superset); required."),
+    app_file: Optional[Path] = typer.Argument(None, hidden=True, help="The app, as old scripts give it."),
     placement: Optional[Path] = typer.Option(None, "--placement", "-p", help="YAML/JSON: service -> [node, ...], one node per "
                                              "replica. Default: spread over cloud and edge nodes by requested CPU."),
 ) -> None:
     """Start every replica as a pod on its node, wait until all are ready, publish the endpoints."""
+    from harness.cli.options import app_file as the_app
     from harness.spec.app import load_app
     from harness.spec.placement import load_placement, spread_placement
     from harness.testbed.open import open_cluster
     from harness.testbed.pods import deploy as do_deploy
     from harness.testbed.lock import exclusive
 
+    app_file = the_app(app_option, app_file)
     with exclusive(ctx.obj["state_dir"]):
         cluster = open_cluster(ctx.obj["state_dir"])
         a = load_app(app_file)

@@ -21,6 +21,7 @@ def leaderboard(
                              "whose inventory the provisioned testbed is, played on it one after another (seed k "
                              "seeds the load); both: the two, with the ranks' agreement (Spearman's ρ) per track."),
     seeds: int = typer.Option(3, "--seeds", min=1, help="Seeds per (app, scenario): the same for every policy."),
+    seed: int = typer.Option(0, "--seed", min=0, help="The first seed (--seeds N plays seeds S..S+N-1)."),
     jobs: int = typer.Option(2, "--jobs", "-j", min=1, help="Cells played at once (processes)."),
     model_dir: Path = typer.Option(Path("models"), "--model-dir", help="Where the learned policies' models are."),
     out: Path = typer.Option(None, "--out", help="Results folder (default results/<utc>-leaderboard-<name>)."),
@@ -78,7 +79,7 @@ def leaderboard(
         task = bar.add_task("cells", total=None)
         result = sweep.run(file, out, seeds, jobs, shipped.find(model_dir),
                            lambda done, total: bar.update(task, completed=done, total=total), ray=ray, mode=mode,
-                           cluster=cluster, state_dir=state_dir, resume=resume)
+                           cluster=cluster, state_dir=state_dir, resume=resume, first_seed=seed)
     for track, why in result.not_live.items():
         console.print(f"harness: {track} not played live: {why}")
     coverage_file, coverage_text = tables.write_coverage(board, result.coverage, result.failed, out)

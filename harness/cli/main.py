@@ -106,7 +106,7 @@ def _register() -> None:
     import importlib
 
     for name in ("provision", "status", "teardown", "validate", "deploy", "profile", "predict", "calibrate", "train", "evaluate",
-                 "scenarios", "policies", "run", "leaderboard", "report", "reschedule"):
+                 "sweep", "scenarios", "policies", "run", "leaderboard", "report", "reschedule"):
         importlib.import_module(f"harness.cli.{name}")
 
 

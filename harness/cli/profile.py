@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 
 from harness.cli.main import app
+from harness.cli.options import OldPositional
 
 
-@app.command()
+@app.command(cls=OldPositional)
 def profile(
     ctx: typer.Context,
-    app_file: Path = typer.Argument(..., help="App JSON to profile."),
+    app_option: Optional[Path] = typer.Option(None, "--app", show_default=False, help="App JSON to profile; required."),
+    app_file: Optional[Path] = typer.Argument(None, hidden=True, help="The app, as old scripts give it."),
     requests: int = typer.Option(30, min=3, help="Timed requests per service and node type."),
     warmup: int = typer.Option(3, min=0, help="Untimed requests first."),
     out: Path = typer.Option(Path("profiles"), help="Folder for <app>.<testbed>.json and .csv."),
@@ -21,11 +24,13 @@ def profile(
     RTT matrix; writes profiles/<app>.<testbed>.json and a CSV. The simulator reads the JSON."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from harness.cli.options import app_file as the_app
     from harness.profiling import profile_app, write_profile
     from harness.spec.app import load_app
     from harness.testbed.open import open_cluster
     from harness.testbed.lock import exclusive
 
+    app_file = the_app(app_option, app_file)
     with exclusive(ctx.obj["state_dir"]):
         cluster = open_cluster(ctx.obj["state_dir"])
         a = load_app(app_file)

@@ -1,4 +1,4 @@
-"""harness report: figures, tables and one self-contained HTML page from runs and evaluations."""
+"""harness report: figures, tables and one self-contained HTML page from runs, sweeps and leaderboards."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from harness.cli.main import app
 @app.command()
 def report(
     inputs: list[Path] = typer.Argument(..., help="Run directories, session directories (results/<utc>-<scenario>/), "
-                                        "'harness evaluate' output (CSV/JSON), or a 'harness leaderboard' folder."),
+                                        "'harness sweep' output (CSV/JSON), or a 'harness leaderboard' folder."),
     out: Optional[Path] = typer.Option(None, "--out", help="Folder for report.html, PNGs and tables "
                                        "(default: <first input>/report)."),
     baseline: Optional[str] = typer.Option("default", "--baseline", help="Policy the others are compared with."),
@@ -23,8 +23,8 @@ def report(
 ) -> None:
     """Plots, tables and one self-contained HTML report: latency over time with faults, moves and
     scale events marked (REACH Figs. 9-10), RPS over time (Fig. 11), latency CDF and tails, mean
-    with 95 % CI across repeats and the improvement over the baseline, simulator vs real per
-    placement, and Fig. 8-style bars for 'harness evaluate' output. Missing or corrupt files are
+    with 95 % CI across seeds and the improvement over the baseline, simulator vs real per
+    placement, and Fig. 8-style bars for 'harness sweep' output. Missing or corrupt files are
     named in the report and in problems.txt; the rest is still built."""
     import time
 

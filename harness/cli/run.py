@@ -20,7 +20,7 @@ def _render(live):
     t = Table.grid(padding=(0, 2))
     p50 = f"{live.p50_ms:.0f}" if live.p50_ms is not None else "-"
     p95 = f"{live.p95_ms:.0f}" if live.p95_ms is not None else "-"
-    t.add_row(f"[b]{live.policy}[/b] r{live.repeat}", f"{live.elapsed_s:5.0f}/{live.duration_s:.0f}s",
+    t.add_row(f"[b]{live.policy}[/b] s{live.seed}", f"{live.elapsed_s:5.0f}/{live.duration_s:.0f}s",
               f"RPS {live.rps:5.1f}", f"p50 {p50} ms", f"p95 {p95} ms", f"requests {live.requests}",
               f"errors {live.errors}", f"pods {live.pods}", f"moves {live.moves}")
     bar = ProgressBar(total=live.duration_s, completed=min(live.elapsed_s, live.duration_s), width=60)
@@ -32,32 +32,37 @@ def run(
     ctx: typer.Context,
     scenario: str = typer.Argument(..., help="A built-in scenario (see 'harness scenarios') or a scenario file."),
     policy: str = typer.Option("reach,default", "--policy", help="Comma-separated policies, run one after another: "
-                               "registered names or package.module:Class."),
+                               "registered names (harness policies) or package.module:Class."),
     app_file: Optional[Path] = typer.Option(None, "--app", help="App JSON (default: the scenario's app in workloads/)."),
     profile: Optional[Path] = typer.Option(None, "--profile", help="Profile JSON (default: profiles/<app>.<testbed>.json)."),
-    repeat: int = typer.Option(1, "--repeat", min=1, help="Runs per policy; policies take turns within each repeat."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the load generator (repeat k uses seed+k-1)."),
+    seeds: int = typer.Option(1, "--seeds", min=1, help="How many seeds: runs per policy, the policies taking turns "
+                              "within each seed; seed k seeds the load generator."),
+    seed: int = typer.Option(0, "--seed", min=0, help="The first seed (--seeds N plays seeds S..S+N-1)."),
     model_dir: Path = typer.Option(Path("models"), "--model-dir", help="Where trained models are: <policy>-<app>.pt, "
                                    "else the newest whose metadata names the policy and app."),
     out: Path = typer.Option(Path("results"), "--out", help="Results folder; each session writes <utc>-<scenario>/ inside."),
     json_out: bool = typer.Option(False, "--json", help="Print every run's summary (summary.json, "
                                   "docs/run-directory.md) as a JSON list instead of the table; progress on stderr."),
+    repeat: Optional[int] = typer.Option(None, "--repeat", min=1, hidden=True, help="--seeds, by its old name."),
 ) -> None:
     """Play a scenario live on the testbed for each policy: deploy the app (placed by the policy,
     or by the placer a rescheduler names: the default scheduler for REACH and RSDQL), drive Locust
     load from the client node(s), inject the scenario's faults, self-heal, autoscale or follow a
     replica schedule or request stream, and let the policy reschedule through the one move loop.
-    Every request, event and placement is written to the run directory as the run goes; a
-    comparison table across policies is printed at the end. Ctrl-C stops the load, recovers the
-    nodes and keeps the results."""
+    One run directory per policy and seed (<policy>-s<seed>); every request, event and placement
+    is written to it as the run goes; a comparison table across policies is printed at the end.
+    Ctrl-C stops the load, recovers the nodes and keeps the results."""
     from harness.cli.output import console as make_console
     from rich.live import Live
 
+    from harness.cli.options import renamed
     from harness.results.summary import columns, fmt, mean_rows, value
     from harness.scenarios.session import prepare, run_session
+    from harness.seeds import run_label
     from harness.testbed.open import open_cluster
 
     state_dir = ctx.obj["state_dir"]
+    seeds = renamed(ctx, "seeds", "repeat")
     from harness.testbed.lock import exclusive
 
     with exclusive(state_dir):
@@ -68,16 +73,16 @@ def run(
         session = prepare(scenario, names, cluster.state, app_file, profile, model_dir, out)
         warn_app(session.app, session.app_file)
         console = make_console(stderr=json_out)
-        console.print(f"{session.scenario.name}: {session.scenario.description}; policies {', '.join(names)} × {repeat}; "
-                      f"results in {session.out}")
+        console.print(f"{session.scenario.name}: {session.scenario.description}; policies {', '.join(names)} × "
+                      f"{seeds} seeds from {seed}; results in {session.out}")
 
         def done(s: dict) -> None:
-            console.print(f"  {s['policy']} r{s['repeat']}: mean {fmt(s.get('mean_ms'))} ms, p95 {fmt(s.get('p95_ms'))} ms, "
-                          f"{s.get('requests', 0)} requests, {s.get('errors', 0)} errors, {s['moves']} moves, "
-                          f"recovery {fmt(s.get('recovery_s'))} s")
+            console.print(f"  {run_label(s['policy'], s['seed'])}: mean {fmt(s.get('mean_ms'))} ms, p95 "
+                          f"{fmt(s.get('p95_ms'))} ms, {s.get('requests', 0)} requests, {s.get('errors', 0)} errors, "
+                          f"{s['moves']} moves, recovery {fmt(s.get('recovery_s'))} s")
 
         with Live(console=console, refresh_per_second=4, transient=True) as live:
-            rows = run_session(cluster, cluster.state, state_dir, session, repeat, seed,
+            rows = run_session(cluster, cluster.state, state_dir, session, seeds, seed,
                                on_tick=lambda lv: live.update(_render(lv)), on_done=done)
         from rich.table import Table
 
@@ -86,7 +91,7 @@ def run(
         table = Table(title=f"{session.scenario.name}: comparison ({session.out / 'comparison.csv'})")
         table.add_column("")
         for r in runs:
-            table.add_column(f"{r['policy']} {'r' if r['repeat'] != 'mean' else ''}{r['repeat']}", justify="right")
+            table.add_column(run_label(r["policy"], r["seed"]), justify="right")
         for c in columns(rows)[2:]:
             table.add_row(c, *(fmt(value(r, c)) for r in runs))
         if json_out:
@@ -102,9 +107,11 @@ def run(
 def run_problems(rows: list[dict]) -> bool:
     """One line per run whose policy failed or timed out (warnings) or whose summary holds an error;
     False when any summary does (the exit status says the results are not whole)."""
+    from harness.seeds import run_label
+
     whole = True
     for r in rows:
-        label = f"{r['policy']} r{r['repeat']}"
+        label = run_label(r["policy"], r.get("seed"))
         if r.get("policy_errors") or r.get("plan_timeouts"):
             print(f"harness: warning: {label}: the policy raised {r.get('policy_errors', 0)} times and timed out "
                   f"{r.get('plan_timeouts', 0)} times (events policy-error, plan-timeout in {r['run_dir']}/events.csv)",

@@ -53,7 +53,7 @@ def describe_workload(events: list) -> list[str]:
 
 
 @app.command()
-def validate(app_file: Path = typer.Argument(..., help="A file to check: an app (μBench workmodel JSON, bare or "
+def validate(file: Path = typer.Argument(..., help="A file to check: an app (μBench workmodel JSON, bare or "
                                               "{name, gateway, services}), a scenario, an inventory, a profile or a "
                                               "μBench Runner workload file, told apart by their contents."),
              json_out: bool = typer.Option(False, "--json", help="Print what was checked as JSON: {file, kind, "
@@ -68,7 +68,7 @@ def validate(app_file: Path = typer.Argument(..., help="A file to check: an app 
     from harness.spec.kinds import kind_of
     from harness.spec.loader import read_document
 
-    app_file = shipped.find(app_file)  # workloads/chain.json names the shipped app outside a checkout too
+    app_file = shipped.find(file)  # workloads/chain.json names the shipped app outside a checkout too
     warnings: list[str] = []
     try:
         kind = kind_of(read_document(app_file))

@@ -162,13 +162,14 @@ def _world_coverage(track: Track, cov: Coverage, model_dir: Path) -> None:
                         cov.to_train[model] = tuple(deployment.train_argv(name, app, s, model_dir))
 
 
-def cells(board: Leaderboard, cov: Coverage, seeds: int) -> list[Cell]:
+def cells(board: Leaderboard, cov: Coverage, seeds: list[int]) -> list[Cell]:
+    """Every (track, app, scenario, seed) of ``seeds`` (``harness.seeds.seed_list``), with the policies joining it."""
     out = []
     for track in board.tracks:
         for app in track.apps:
             joined = tuple(n for n in policy_names(track) if app in cov.ran[(track.name, n)])
             for scenario in track.scenarios:
-                for seed in range(seeds):
+                for seed in seeds:
                     out.append(Cell(track.name, track.inventory, app, scenario, seed, joined, track.terminating_s,
                                     track.profile, track.gap_time_limit_s, track.world))
     return out

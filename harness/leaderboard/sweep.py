@@ -16,6 +16,7 @@ from harness import shipped
 from harness.leaderboard import cells as cl
 from harness.leaderboard import tables
 from harness.leaderboard.spec import Leaderboard, load_leaderboard
+from harness.seeds import seed_list
 
 
 @dataclass
@@ -32,11 +33,13 @@ class Sweep:
 
 def run(file: Path, out: Path, seeds: int, jobs: int, model_dir: Path,
         on_progress: Callable[[int, int], None] = lambda done, total: None, ray: str | None = None,
-        mode: str = "sim", cluster=None, state_dir: Path | None = None, resume: bool = False) -> Sweep:
-    """The sweep of ``file`` into ``out``. ``mode`` sim: every cell in simulation, on a local
+        mode: str = "sim", cluster=None, state_dir: Path | None = None, resume: bool = False,
+        first_seed: int = 0) -> Sweep:
+    """The sweep of ``file`` into ``out``, ``seeds`` seeds from ``first_seed`` (``harness.seeds``)
+    per (track, app, scenario). ``mode`` sim: every cell in simulation, on a local
     process pool of ``jobs`` or with ``ray`` on a Ray cluster ("local": a local instance of
     ``jobs`` CPUs; else its address); live: every cell whose track's inventory is the testbed's
-    played on ``cluster``, one after another (seed k: repeat k's load seed); both: the two, so the
+    played on ``cluster``, one after another (seed k seeds the load); both: the two, so the
     tables set the worlds side by side. ``resume``: ``out`` holds a stopped sweep of the same
     file; the cells whose rows its long table has are kept, not played again. The long table is
     rewritten as cells finish (at most every few seconds, and when the sweep stops), so a sweep
@@ -49,7 +52,7 @@ def run(file: Path, out: Path, seeds: int, jobs: int, model_dir: Path,
     if resume:
         sweep.rows = [r for r in tables.read_long(out) if (r["track"], r["app"], r["scenario"], r["seed"], r["world"]) in kept]
     sweep.coverage = cl.coverage(board, model_dir)
-    cells = cl.cells(board, sweep.coverage, seeds)
+    cells = cl.cells(board, sweep.coverage, seed_list(seeds, first_seed))
     todo = [c for c in cells if c.key + ("sim",) not in kept] if mode != "live" else []
     live: list[cl.Cell] = []
     if mode != "sim":

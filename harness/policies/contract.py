@@ -8,7 +8,7 @@ A policy is a class with a ``name``, a typed ``Args`` dataclass and declared ``a
 - ``plan``: given the cluster as it is, a list of moves (one for REACH or RSDQL, several for
   ``optimal`` or KubeDSM); an empty list means idle. The one move loop
   (:mod:`harness.rescheduler.loop`) applies them, make-before-break live, in the simulator's
-  state in ``harness evaluate``, and asks again when the plan is used up.
+  state in ``harness sweep``, and asks again when the plan is used up.
 - ``train``: a learned policy also has ``train`` and a model file (see
   :class:`harness.policies.learned.CEEnvPolicy`).
 

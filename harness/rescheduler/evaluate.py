@@ -1,8 +1,8 @@
-"""Compare policies in simulation (REACH Fig. 8 and §VII-F, on the model): for each pod count,
-the same scenarios (random background utilisation, seeded) are given to every policy.
-Placement heuristics place all pods; reschedulers start from their placer's placement (the
-default scheduler's) and move pods through the one move loop until they are idle or at the step
-cap; ``optimal`` searches exhaustively and its plan is followed."""
+"""REACH's Fig. 8 sweep (``harness sweep``): policies compared in simulation (REACH Fig. 8 and
+§VII-F, on the model): for each pod count, the same scenarios (random background utilisation,
+seeded) are given to every policy. Placement heuristics place all pods; reschedulers start from
+their placer's placement (the default scheduler's) and move pods through the one move loop until
+they are idle or at the step cap; ``optimal`` searches exhaustively and its plan is followed."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import contextlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, ContextManager
 
 import numpy as np
 
@@ -153,3 +154,67 @@ def write_results(rows: list[dict], out: Path) -> None:
     write_rows(out, [{k: json.dumps(v, sort_keys=True) if isinstance(v, dict) else v for k, v in r.items()}
                      for r in rows])
     out.with_suffix(".json").write_text(json.dumps(rows, indent=1))
+
+
+def pod_counts(text: str) -> list[int]:
+    """``--pods``: comma-separated whole numbers of pods."""
+    from harness.errors import UserError
+
+    try:
+        sizes = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise UserError(f"expected comma-separated whole numbers, got {text!r}", field="--pods") from None
+    if any(n < 1 for n in sizes):
+        raise UserError(f"expected pod counts of at least 1, got {text!r}", field="--pods")
+    return sizes
+
+
+def sweep(app_file: Path, profile_file: Path, testbed_file: Path | None, sizes: list[int], policies: list[str],
+          seeds: list[int], model_dir: Path, gap_time_limit: float = 10.0,
+          on_result: Callable[[str, int, Result | None], None] = lambda name, pods, result: None,
+          gap_progress: Callable[[int, int], ContextManager[Callable[[], None]]] | None = None) -> list[Result]:
+    """REACH's Fig. 8 sweep (``harness sweep``): for each pod count of ``sizes`` (split evenly over
+    the services), every policy of ``policies`` (references, as ``--policy`` names them) on the same
+    seeded scenarios (``seeds``: ``harness.seeds.seed_list``), then each policy's optimality gap
+    where ``gap_time_limit`` > 0 (seconds HiGHS may take per scenario: ``harness.rescheduler.gaps``).
+    ``on_result(policy, pods, result)``: each result as it is known (None: the policy cannot take
+    this size); ``gap_progress(pods, scenarios)``: a context giving the function called after each
+    scenario's gap. One Result per policy and size that ran, in that order."""
+    from harness.errors import UserError
+    from harness.policies import build_for_app, label
+    from harness.rescheduler.gaps import gaps
+    from harness.sim.ceenv import EnvConfig, load_dynamics
+
+    app, _, dyn = load_dynamics(app_file, profile_file, testbed_file)
+    if any(n % dyn.S or n < dyn.S for n in sizes):
+        raise UserError(f"pod counts must be multiples of the {dyn.S} services (one count of replicas for each)",
+                        field="--pods")
+    per_service = max(sizes) // dyn.S
+    if per_service > dyn.cfg.max_replicas:  # more replicas than CEEnv's default slots: the slots follow
+        app, _, dyn = load_dynamics(app_file, profile_file, testbed_file, EnvConfig(max_replicas=per_service))
+    built: dict[str, Policy] = {}
+    for ref in policies:
+        policy = build_for_app(ref, app.name, app_file, profile_file, model_dir)
+        built[label(ref, policy)] = policy
+    progress = gap_progress or (lambda pods, total: contextlib.nullcontext(lambda: None))
+    rows: list[Result] = []
+    for size in sizes:
+        done: dict[str, Result] = {}
+        finals: dict[str, list] = {}
+        for name, policy in built.items():
+            finals[name] = []
+            result = run_policy(dyn, policy, name, size, seeds, finals=finals[name])
+            if result is None:
+                del finals[name]
+                on_result(name, size, None)
+                continue
+            done[name] = result
+        if gap_time_limit > 0 and finals:
+            with progress(size, len(seeds)) as advance:
+                found = gaps(dyn, size, seeds, finals, gap_time_limit, advance)
+            for name, g in found.items():
+                done[name].gap, done[name].gap_to_bound, done[name].gap_reference = g.gap, g.gap_to_bound, g.reference
+        for name, result in done.items():
+            rows.append(result)
+            on_result(name, size, result)
+    return rows

@@ -1,4 +1,4 @@
-"""The one move loop: ``harness evaluate`` and the live rescheduler both call ``run_round``.
+"""The one move loop: ``harness sweep``, ``harness evaluate`` and the live rescheduler all call ``run_round``.
 
 A round asks the policy for a plan, applies its moves one at a time (the first move of the plan
 that is valid now, so a plan may order itself loosely), asks again when the plan is used up, and

@@ -14,6 +14,7 @@ import pandas as pd
 from harness.results.rundir import EVENTS, METRICS, PLACEMENTS, REQUESTS, SUMMARY, request_files
 from harness.results.stats import batch_means_ci95
 from harness.results.summary import ok_mask
+from harness.seeds import run_label
 
 
 @dataclass
@@ -43,12 +44,16 @@ class Run:
         return f"{self.name} (sim)" if self.apart and self.world == "sim" else self.name
 
     @property
-    def repeat(self):
-        return self.summary.get("repeat", 1)
+    def seed(self) -> int | None:
+        """The run's seed; None for a run made before every run had one (an unseeded live repeat)."""
+        return self.summary.get("seed")
 
     @property
     def label(self) -> str:
-        return f"{self.policy} r{self.repeat}"
+        """``<policy> s<seed>`` (``harness.seeds``); a run of before, with no seed, by its repeat: ``r<k>``."""
+        if self.seed is not None:
+            return run_label(self.policy, self.seed)
+        return f"{self.policy} r{self.summary.get('repeat', 1)}"
 
     @property
     def t0(self) -> float | None:
@@ -83,7 +88,7 @@ def find(paths: list[Path]) -> Collected:
             runs = sorted(d for d in p.iterdir() if d.is_dir() and ((d / SUMMARY).exists() or (d / REQUESTS).exists()))
             evals = sorted(f for f in p.glob("*.csv") if f.name != "comparison.csv" and _looks_like_evaluation(f))
             if not runs and not evals:
-                out.problems.append(f"{p}: no run directories (with {SUMMARY} or {REQUESTS}) and no evaluate output inside")
+                out.problems.append(f"{p}: no run directories (with {SUMMARY} or {REQUESTS}) and no sweep output inside")
             for d in runs:
                 _run(d, out)
             for f in evals:
@@ -113,7 +118,7 @@ def _evaluation(f: Path, out: Collected) -> None:
             raise ValueError(f"missing column(s) {', '.join(sorted(missing))}")
         out.evaluations.append((f, df))
     except (OSError, ValueError) as exc:
-        out.problems.append(f"{f}: not an evaluate output ({exc})")
+        out.problems.append(f"{f}: not a sweep output ({exc})")
 
 
 def _run(d: Path, out: Collected) -> None:

@@ -98,7 +98,7 @@ def edge_fragmentation(placement: Placement, nodes: Mapping[str, NodeInfo],
 
 
 def snapshot(placement: Placement, nodes: Mapping[str, NodeInfo], requests: Mapping[str, tuple[float, float]]) -> dict:
-    """Every placement metric of one placement (what ``harness evaluate`` reports per scenario)."""
+    """Every placement metric of one placement (what ``harness sweep`` reports per scenario)."""
     ratios = edge_ratios(placement, nodes)
     return {"cost_per_hour": cost_per_hour(placement, nodes), "replica_cost": replica_cost(placement, nodes),
             "edge_ratio": float(np.mean(list(ratios.values()))) if ratios else None,

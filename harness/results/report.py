@@ -118,7 +118,7 @@ def rps_over_time(runs: list[Run]) -> Section:
 
 
 def tails(runs: list[Run], threshold_ms: float) -> Section:
-    """Latency CDF per policy (repeats pooled) and each run's tails."""
+    """Latency CDF per policy (seeds pooled) and each run's tails."""
     plt = _plt()
     sec = Section("Latency distribution and tails", f"CDF per policy over every successful request after the "
                   f"warm-up; the table is each run's summary (share under {threshold_ms:g} ms).")
@@ -148,7 +148,7 @@ def tails(runs: list[Run], threshold_ms: float) -> Section:
         under = s.get("under_threshold")
         if threshold_ms != s.get("threshold_ms") and run.requests is not None:
             under = _under(run, threshold_ms)
-        rows.append({"run": run.label, "policy": run.policy, "repeat": run.repeat, "requests": s.get("requests"),
+        rows.append({"run": run.label, "policy": run.policy, "seed": run.seed, "requests": s.get("requests"),
                      "errors": s.get("errors"), "mean_ms": s.get("mean_ms"), "p50_ms": s.get("p50_ms"),
                      "p95_ms": s.get("p95_ms"), "p99_ms": s.get("p99_ms"), "max_ms": s.get("max_ms"),
                      f"under_{threshold_ms:g}ms": under, "rps": s.get("rps"), "moves": s.get("moves"),
@@ -172,9 +172,9 @@ def _under(run: Run, threshold_ms: float) -> float | None:
     return round(float((ok.latency_ms < threshold_ms).sum() / len(win)), 4) if len(win) else None
 
 
-def across_repeats(runs: list[Run], baseline: str | None) -> Section:
-    sec = Section("Across repeats", "Mean latency over repeats with its 95 % confidence interval (Student's t), "
-                  "and the improvement over the baseline policy's mean: (baseline - policy) / baseline.")
+def across_seeds(runs: list[Run], baseline: str | None) -> Section:
+    sec = Section("Across seeds", "Mean latency over seeds (a policy's runs) with its 95 % confidence interval "
+                  "(Student's t), and the improvement over the baseline policy's mean: (baseline - policy) / baseline.")
     by: dict[str, list[float]] = {}
     for run in runs:
         m = run.summary.get("mean_ms")
@@ -186,11 +186,11 @@ def across_repeats(runs: list[Run], baseline: str | None) -> Section:
     rows = []
     for policy, vals in by.items():
         mean, half = mean_ci95(vals)
-        rows.append({"policy": policy, "repeats": len(vals), "mean_ms": round(mean, 3),
+        rows.append({"policy": policy, "seeds": len(vals), "mean_ms": round(mean, 3),
                      "ci95_ms": None if half is None else round(half, 3),
                      "improvement_vs_" + (baseline or "baseline"): None if base_mean is None else
                      round((base_mean - mean) / base_mean, 4)})
-    sec.tables.append(("repeats", pd.DataFrame(rows)))
+    sec.tables.append(("seeds", pd.DataFrame(rows)))
     if baseline and baseline not in by:
         sec.text += f" (baseline {baseline!r} is not among the runs)"
     return sec
@@ -198,11 +198,11 @@ def across_repeats(runs: list[Run], baseline: str | None) -> Section:
 
 def sim_vs_live(runs: list[Run]) -> Section:
     """The same scenario and policies played in simulation (harness evaluate) and live (harness
-    run): per policy both worlds' mean and p95 latency with their 95 % intervals over seeds or
-    repeats, each world's rank, and how far the ranks agree (Spearman's ρ over the policies)."""
+    run): per policy both worlds' mean and p95 latency with their 95 % intervals over seeds, each
+    world's rank, and how far the ranks agree (Spearman's ρ over the policies)."""
     plt = _plt()
     sec = Section("Simulation vs live", "Per scenario and policy: the mean and p95 latency in simulation "
-                  "(harness evaluate, over seeds) and live (harness run, over repeats), each with its 95 % interval "
+                  "(harness evaluate) and live (harness run), each over its seeds with its 95 % interval "
                   "(Student's t), and each policy's rank in both worlds (1: lowest mean). Spearman's ρ: how far "
                   "the two rankings agree (1: the same order).")
     rows = []
@@ -429,7 +429,7 @@ def placement_metrics(runs: list[Run]) -> Section:
 def evaluation_bars(evals: list[tuple[Path, pd.DataFrame]]) -> Section:
     """REACH Fig. 8 in simulation: predicted latency per policy per pod count."""
     plt = _plt()
-    sec = Section("Policies in simulation (harness evaluate)",
+    sec = Section("REACH's Fig. 8 sweep in simulation (harness sweep)",
                   "Predicted end-to-end latency per policy and pod count. In the table, gap is each policy's "
                   "optimality gap: to the exact optimum where gap_reference is 'optimum', otherwise to the best "
                   "placement known, with gap_to_bound the gap to the solver's proven bound (≥ the true gap).")
@@ -445,8 +445,8 @@ def evaluation_bars(evals: list[tuple[Path, pd.DataFrame]]) -> Section:
         ax.set_ylabel("predicted latency (ms)")
         ax.set_title(path.name, fontsize=9, loc="left")
         ax.legend(fontsize=7, ncol=3)
-        sec.figures.append((f"evaluate_{path.stem}.png", _png(fig)))
-        sec.tables.append((f"evaluate_{path.stem}", df))
+        sec.figures.append((f"sweep_{path.stem}.png", _png(fig)))
+        sec.tables.append((f"sweep_{path.stem}", df))
     return sec
 
 
@@ -510,7 +510,7 @@ def build(col: Collected, out: Path, baseline: str | None = None, threshold_ms: 
     sections: list[Section] = []
     if col.runs:
         sections += [latency_over_time(col.runs), rps_over_time(col.runs), tails(col.runs, threshold_ms),
-                     across_repeats(col.runs, baseline), placement_metrics(col.runs), fidelity(col.runs),
+                     across_seeds(col.runs, baseline), placement_metrics(col.runs), fidelity(col.runs),
                      where_time_goes(col.runs)]
         if len({r.world for r in col.runs}) > 1:
             sections.insert(0, sim_vs_live(col.runs))

@@ -1,4 +1,4 @@
-"""How sure a measured number is: the confidence interval of a mean over repeats, of a mean
+"""How sure a measured number is: the confidence interval of a mean over seeds, of a mean
 over a run of queued requests (batch means), of a prediction's paired error over those requests,
 and the equivalence test the fidelity bars use."""
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from harness.results.stats import batch_means_ci95
 
-COLUMNS = ("policy", "repeat", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "under_threshold", "rps", "errors",
+COLUMNS = ("policy", "seed", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "under_threshold", "rps", "errors",
            "moves", "moved_share", "recovery_s", "edge_ratio", "cost", "rejection_rate", "cost_delay_objective",
            "cost_delay_gap")
 # a run with deployment requests (a request stream) adds HephaestusForge's measures
@@ -171,7 +171,7 @@ def mean_rows(rows: list[dict]) -> list[dict]:
         mine = [r for r in rows if r["policy"] == policy]
         if len(mine) < 2:
             continue
-        m = {"policy": policy, "repeat": "mean"}
+        m = {"policy": policy, "seed": "mean"}
         for c in columns(rows)[2:]:
             vals = [value(r, c) for r in mine if isinstance(value(r, c), (int, float))]
             m[c] = float(np.mean(vals)) if vals else None

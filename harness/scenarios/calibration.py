@@ -75,10 +75,11 @@ def placements_to_measure(app: App, state) -> dict[str, dict[str, list[str]]]:
 
 def measure(cluster, state, state_dir: Path, app: App, app_file: Path, profile: Profile, profile_file: Path,
             placements: dict[str, dict[str, list[str]]], seconds: float, out: Path, load: dict | None = None,
-            repeats: int = 1, warmup_s: float = 5.0, on_tick=None, on_done=None) -> list[dict]:
+            rounds: int = 1, warmup_s: float = 5.0, on_tick=None, on_done=None) -> list[dict]:
     """Each placement deployed (``pinned``) and measured under ``load`` (a scenario's load; default
-    one closed-loop user) for ``seconds`` after a warm-up, the placements taking turns; one run
-    directory each under ``out``. Every placement must give each service the same replica count."""
+    one closed-loop user) for ``seconds`` after a warm-up, the placements taking turns, ``rounds``
+    times (round k: seed k, from 1); one run directory each under ``out``. Every placement must
+    give each service the same replica count."""
     import yaml
 
     from harness.policies.pinned import Pinned, PinnedArgs
@@ -99,7 +100,7 @@ def measure(cluster, state, state_dir: Path, app: App, app_file: Path, profile: 
     sc_file.write_text(yaml.safe_dump(sc.model_dump(mode="json", exclude_defaults=True), sort_keys=False))
     policies = {name: Pinned(PinnedArgs(placement=p)) for name, p in placements.items()}
     session = Session(sc, str(sc_file), app, app_file, profile, profile_file, policies, out)
-    return run_session(cluster, state, state_dir, session, repeats, seed=1, on_tick=on_tick, on_done=on_done)
+    return run_session(cluster, state, state_dir, session, rounds, first_seed=1, on_tick=on_tick, on_done=on_done)
 
 
 @dataclass
@@ -133,7 +134,7 @@ def fit(app: App, profile: Profile, state, runs: list) -> Fit:
     if missing:
         s, t = missing[0]
         raise UserError(f"no measured execution time of {s!r} on node type {t!r}: its placement did not run")
-    execution = {s: {t: _timing(samples[(s, t)]) for t in types} for s in app.services}
+    execution = {s: {t: _timing(samples[(s, t)], profile.services.get(s, {}).get(t)) for t in types} for s in app.services}
     c_gw = _weighted(gateway) if gateway else 0.0
     # the model with the measured execution times and the gateway's overhead; what is left is per call
     partial = profile.model_copy(update={"services": execution, "calibration": Calibration(
@@ -185,16 +186,20 @@ def refreshed(profile: Profile, app: App, state, runs: list) -> Profile:
     within an hour, so a prediction for a run is fairest with times measured just before it."""
     services = {s: dict(by_type) for s, by_type in profile.services.items()}
     for (s, t), pairs in _execution_samples([_rows(run, app) for run in runs], state).items():
-        services[s][t] = _timing(pairs)
+        services[s][t] = _timing(pairs, services[s].get(t))
     return profile.model_copy(update={"services": services})
 
 
-def _timing(pairs: list[tuple[float, float]]) -> Timing:
-    """A measured mean as the profile's Timing (the cells export means per interval, not samples:
-    p50 and p95 are left at the mean, std at 0)."""
+def _timing(pairs: list[tuple[float, float]], source: Timing | None = None) -> Timing:
+    """A measured mean as the profile's Timing. The cells export means per interval, not samples,
+    so the spread is the source profile's (``harness profile``'s, per request) scaled to the new
+    mean: the same coefficient of variation and quantiles relative to the mean
+    (``sim.variability`` draws each simulated request's job times from it); none without a source."""
     mean = _weighted(pairs)
-    return Timing(mean_ms=round(mean, 3), p50_ms=round(mean, 3), p95_ms=round(mean, 3), std_ms=0.0,
-                  samples=int(sum(w for _, w in pairs)))
+    scale = mean / source.mean_ms if source is not None and source.mean_ms > 0 else None
+    return Timing(mean_ms=round(mean, 3), p50_ms=round(source.p50_ms * scale if scale else mean, 3),
+                  p95_ms=round(source.p95_ms * scale if scale else mean, 3),
+                  std_ms=round(source.std_ms * scale, 3) if scale else 0.0, samples=int(sum(w for _, w in pairs)))
 
 
 def calibrated_profile(profile: Profile, result: Fit, host_ms: list[float], placements: dict, seconds: float,

@@ -32,7 +32,7 @@ class Live:
     """What the display shows; updated by the main loop."""
 
     policy: str
-    repeat: int
+    seed: int
     duration_s: float
     elapsed_s: float = 0.0
     requests: int = 0
@@ -49,7 +49,7 @@ class LiveRun(RunBase):
     def __init__(self, cluster: Cluster, plan: Plan, out: RunDir, on_tick: Callable[[Live], None] | None = None):
         super().__init__(cluster, plan, out)
         self.on_tick = on_tick or (lambda live: None)
-        self.live = Live(plan.policy_name, plan.repeat, plan.scenario.duration_s)
+        self.live = Live(plan.policy_name, plan.seed, plan.scenario.duration_s)
         self.threads: list[threading.Thread] = []
         self.host_ms: list[float] = []
 
@@ -123,7 +123,7 @@ class LiveRun(RunBase):
             self.deploy()
             for k, spec in enumerate(sc.loads()):
                 suffix = "" if k == 0 else f".{k}"  # requests.csv, requests.1.csv, ...: one file per load
-                seed = None if self.plan.seed is None else self.plan.seed + 1000 * k
+                seed = self.plan.seed + 1000 * k  # each load its own draw of the run's seed
                 entry = self.plan.app.resolve_entry(spec.entry)
                 loads.append(LoadGenerator(self.cluster, spec.client or self.client_node(), entry, spec, sc.duration_s,
                                            self.out.request_file(k), seed, self.out.path / f"loadgen{suffix}.log"))

@@ -45,8 +45,7 @@ class Plan:
     state: TestbedState
     policy_name: str
     policy: Policy
-    seed: int | None = None
-    repeat: int = 1
+    seed: int = 0  # what the run draws from: the load generator's arrivals, the simulated loads (harness.seeds)
     gap_time_limit_s: float = 0.0  # > 0: paper 003's problem gets its optimality gap (HiGHS, this budget)
 
 
@@ -264,7 +263,7 @@ class RunBase(ABC):
     def summary_base(self, started: str, partial: bool) -> dict:
         """The summary's fields every world has: which run, its moves, faults and recovery."""
         sc = self.plan.scenario
-        base = {"scenario": sc.name, "policy": self.plan.policy_name, "repeat": self.plan.repeat, "seed": self.plan.seed,
+        base = {"scenario": sc.name, "policy": self.plan.policy_name, "seed": self.plan.seed,
                 "started": started, "partial": partial,
                 "duration_s": sc.duration_s, "warmup_s": sc.warmup_s, "pods_at_start": self.pods_at_start,
                 "moves": self.moves, "moved_share": round(moved_share(self.lineage), 4),

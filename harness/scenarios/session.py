@@ -1,9 +1,11 @@
-"""``harness run``: a scenario with several policies, repeated, on one testbed.
+"""A session: a scenario with several policies over several seeds, live on one testbed
+(``harness run``) or in simulation (``harness evaluate SCENARIO``).
 
-Policies take turns within each repeat (a, b, a, b, ...), so a slow drift of the host's speed
+Policies take turns within each seed (a, b, a, b, ...), so a slow drift of the host's speed
 falls on every policy alike; each run starts from a clean testbed (no pods, every node up, the
-RTTs as configured). Results: ``<out>/<utc>-<scenario>/<policy>-r<k>/`` per run, and
-``comparison.csv`` / ``comparison.md`` beside them, rewritten after every run.
+RTTs as configured). Results: ``<out>/<utc>-<scenario>/<policy>-s<seed>/`` per run
+(``harness.seeds``), and ``comparison.csv`` / ``comparison.md`` beside them, rewritten after every
+run.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from harness.results import summary as summ
 from harness.results.rundir import RunDir
 from harness.scenarios.live import Live, LiveRun
 from harness.scenarios.run import Plan
+from harness.seeds import run_folder, seed_list
 from harness.spec.app import App, app_to_json, compose, load_app
 from harness.spec.profile import Profile, compose_profiles, load_profile
 from harness.scenarios.catalog import app_path, load_scenario
@@ -166,8 +169,12 @@ def prepare(scenario_ref: str, policies: list[str], state, app_override: Path | 
     return Session(sc, sc_file, app, app_file, profile, profile_file, built, results / (folder or f"{stamp}-{sc.name}{suffix}"))
 
 
-def run_session(cluster: Cluster, state, state_dir: Path, session: Session, repeats: int, seed: int | None,
+def run_session(cluster: Cluster, state, state_dir: Path, session: Session, seeds: int = 1, first_seed: int = 0,
                 on_tick: Callable[[Live], None] | None = None, on_done: Callable[[dict], None] | None = None) -> list[dict]:
+    """The session's scenario played live on ``cluster`` for each seed (``seeds`` of them from
+    ``first_seed``: ``harness.seeds.seed_list``) and policy, the policies taking turns within each
+    seed; the seed seeds the load generator. One run directory per policy and seed
+    (``<policy>-s<seed>``) and the comparison beside them."""
     if cluster.pods():
         raise UserError("an app is deployed; 'harness undeploy' first, so every policy starts from the same testbed")
     if down := [n.name for n in cluster.nodes if n.role != "client" and not cluster.node_up(n.name)]:
@@ -180,11 +187,10 @@ def run_session(cluster: Cluster, state, state_dir: Path, session: Session, repe
     check_policies(session, state, cluster)
     rows: list[dict] = []
     testbed = state_path(state_dir).read_text()
-    for r in range(1, repeats + 1):
+    for seed in seed_list(seeds, first_seed):
         for name, policy in session.policies.items():
-            out = new_run_dir(session, name, policy, f"r{r}", testbed)
-            plan = Plan(session.scenario, session.app, session.profile, state, name, policy,
-                        seed=None if seed is None else seed + r - 1, repeat=r)
+            out = new_run_dir(session, name, policy, seed, testbed)
+            plan = Plan(session.scenario, session.app, session.profile, state, name, policy, seed=seed)
             done(rows, LiveRun(cluster, plan, out, on_tick).run(), out, session, on_done)
     return rows
 
@@ -198,10 +204,10 @@ def check_policies(session: Session, state, cluster: Cluster) -> None:
         policy.check(view)
 
 
-def new_run_dir(session: Session, name: str, policy: Policy, label: str, testbed: str) -> RunDir:
-    """A run directory ``<policy>-<label>`` with the run's inputs: app, scenario, the testbed's
+def new_run_dir(session: Session, name: str, policy: Policy, seed: int, testbed: str) -> RunDir:
+    """A run directory ``<policy>-s<seed>`` with the run's inputs: app, scenario, the testbed's
     state (``testbed``: its YAML), profile, policy and model, harness's version."""
-    out = RunDir(session.out / f"{name}-{label}")
+    out = RunDir(session.out / run_folder(name, seed))
     out.save_input("app.json", app_to_json(session.app))
     out.copy_input(Path(session.scenario_file), "scenario.yaml")
     out.save_input("testbed.yaml", testbed)
@@ -223,10 +229,11 @@ def done(rows: list[dict], summary: dict, out: RunDir, session: Session, on_done
 def run_simulated(state, session: Session, seeds: int, first_seed: int = 0,
                   on_done: Callable[[dict], None] | None = None, terminating_s: float = 0.0,
                   gap_time_limit_s: float = 0.0) -> list[dict]:
-    """The session's scenario played in simulation (``harness.scenarios.simrun``) for each policy
-    and seed, on the testbed ``state`` describes (``harness.testbed.simulated.simulated_state``):
-    one run directory per policy and seed (``<policy>-s<seed>``), the same files and summary as a
-    live run's, and the comparison beside them. Seed k gives every policy the same arrivals.
+    """The session's scenario played in simulation (``harness.scenarios.simrun``) for each seed
+    (``seeds`` of them from ``first_seed``: ``harness.seeds.seed_list``) and policy, on the testbed
+    ``state`` describes (``harness.testbed.simulated.simulated_state``): one run directory per
+    policy and seed (``<policy>-s<seed>``), the same files and summary as a live run's, and the
+    comparison beside them. Seed k gives every policy the same arrivals.
     ``terminating_s``: how long a stopped pod holds its room (``SimCluster``); ``gap_time_limit_s``:
     paper 003's problem gets each run's optimality gap (``harness.families.rollout.cost_delay.score``)."""
     import yaml
@@ -237,10 +244,10 @@ def run_simulated(state, session: Session, seeds: int, first_seed: int = 0,
     check_policies(session, state, SimCluster(state))
     rows: list[dict] = []
     testbed = yaml.safe_dump(state.model_dump(mode="json"), sort_keys=False)
-    for seed in range(first_seed, first_seed + seeds):
+    for seed in seed_list(seeds, first_seed):
         for name, policy in session.policies.items():
-            out = new_run_dir(session, name, policy, f"s{seed}", testbed)
+            out = new_run_dir(session, name, policy, seed, testbed)
             plan = Plan(session.scenario, session.app, session.profile, state, name, policy, seed=seed,
-                        repeat=seed - first_seed + 1, gap_time_limit_s=gap_time_limit_s)
+                        gap_time_limit_s=gap_time_limit_s)
             done(rows, SimRun(SimCluster(state, terminating_s), plan, out).run(), out, session, on_done)
     return rows

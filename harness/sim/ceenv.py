@@ -44,7 +44,7 @@ ENV_ID = "harness/CEEnv-v0"  # registered by harness.gym_envs
 class EnvConfig:
     max_replicas: int = arg(5, "pod slots per service (the most replicas a policy sees)")
     replicas: tuple[int, int] = arg((1, 5), "replicas per service drawn per episode (inclusive range)")
-    # one count for every service, as in REACH's experiments (and `harness evaluate`); with a
+    # one count for every service, as in REACH's experiments (and `harness sweep`); with a
     # count per service, the large deployments the policy must handle would be rare
     equal_replicas: bool = arg(True, "one replica count for every service in an episode")
     # a big deployment needs long runs of coordinated moves (one replica moved alone first makes
@@ -318,7 +318,7 @@ def default_model(app: str | None, profile: str | None) -> LatencyModel:
 
 def load_dynamics(app_file, profile_file, testbed_file=None, config: EnvConfig | None = None):
     """(app, profile, Dynamics) from the app, profile and optional testbed state files: what
-    `harness train`, `harness evaluate` and the benchmarks build the simulator from."""
+    `harness train`, `harness sweep` and the benchmarks build the simulator from."""
     from harness.sim.topology import model_for
     from harness.spec.app import load_app
     from harness.spec.loader import load_model

@@ -81,8 +81,8 @@ def main() -> int:
             print(f"{name}: measuring {len(cal)} calibration and {len(evals)} evaluation placements, "
                   f"{args.seconds:g} s each, {args.repeat} round(s)", flush=True)
             calibration.measure(cluster, state, args.state_dir, app, app_file, profile, profile_file,
-                                {**cal, **evals}, args.seconds, where / name, repeats=args.repeat,
-                                on_done=lambda s: print(f"  {s['policy']} r{s['repeat']}: {s.get('mean_ms', float('nan')):.1f} "
+                                {**cal, **evals}, args.seconds, where / name, rounds=args.repeat,
+                                on_done=lambda s: print(f"  {s['policy']} s{s['seed']}: {s.get('mean_ms', float('nan')):.1f} "
                                                         f"ms over {s.get('requests', 0)} requests", flush=True))
             runs: dict[str, list] = {}
             for r in find([where / name]).runs:

@@ -3,7 +3,7 @@ four-site local testbed (``inventories/hephaestus-local.yaml``, Table 4's cluste
 DS-PPO model trained in that inventory's sites world against the greedy baselines.
 
     harness provision --inventory inventories/hephaestus-local.yaml
-    harness run admission --policy ds-ppo,karmada-greedy,binpack-greedy,default --repeat 3
+    harness run admission --policy ds-ppo,karmada-greedy,binpack-greedy,default --seeds 3
     harness evaluate admission -i inventories/hephaestus-local.yaml --policy ds-ppo,karmada-greedy,binpack-greedy,default --seeds 10
     .venv/bin/python -m studies.hephaestus.live results/<utc>-admission [results/<utc>-admission-sim] [--episodes 200]
 
@@ -12,7 +12,7 @@ Per policy, three views of the same comparison: the paper's model (the sites wor
 the model's training world), harness's simulator of the scenario (``harness evaluate``: requests'
 latency from the profile and RTTs through the placement), and the testbed (``harness run``:
 every user request measured). Latency in ms, rejection %, cost per replica, Gini of replicas over
-sites; mean ± 95 % interval over repeats (live) or seeds (simulated). Then whether the paper's
+sites; mean ± 95 % interval over seeds, live and simulated. Then whether the paper's
 ranking holds: Spearman's ρ between the latency ranks the paper's model and the testbed give, and
 DS-PPO's place in each.
 """
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, (rej, cost, lat, g) in model.items():
         print(f"{name:18s} {lat:10.1f} {rej:11.3f} {cost:8.2f} {g:6.3f}")
     for title, runs in (("harness's simulator of the scenario (per seed)", sim),
-                        (f"live, {args.live} (per repeat)", live)):
+                        (f"live, {args.live} (per seed)", live)):
         if not runs:
             continue
         print(f"\n{title}")

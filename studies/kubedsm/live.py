@@ -1,12 +1,12 @@
 """KubeDSM live against the default scheduler steered to the edge (paper 004, §6): reads a
-`harness run` session of an m_σ workload (scenarios/kubedsm/, any number of repeats) and prints,
+`harness run` session of an m_σ workload (scenarios/kubedsm/, any number of seeds) and prints,
 per policy, the edge ratio (mean over deployments of the time-weighted share of their pods on
 the edge) with its 95 % CI, the migrations, the requests and the errors, and the latency measured
 per deployment; then KubeDSM's gain in edge ratio and in latency over the other policy, paired by
-repeat (each repeat plays the same schedule and load seed for both), with a 95 % CI of the
+seed (each seed plays the same schedule and load for both), with a 95 % CI of the
 difference, beside the paper's numbers and the latency its figure scripts model.
 
-    .venv/bin/harness run scenarios/kubedsm/1.3_0.4.yaml --policy kubedsm,k8s-edge --repeat 3
+    .venv/bin/harness run scenarios/kubedsm/1.3_0.4.yaml --policy kubedsm,k8s-edge --seeds 3
     .venv/bin/python -m studies.kubedsm.live results/<utc>-kubedsm-1.3_0.4
 
 The paper measures only the edge ratio; its scripts model latency as 300 ms per request served
@@ -62,7 +62,8 @@ def table(path: Path, ours: str) -> list[str]:
         if "metrics" not in run.summary:  # still running, or stopped before the end
             print(f"{run.path}: no placement metrics yet; left out", file=sys.stderr)
             continue
-        by.setdefault(run.policy, {})[int(run.repeat)] = run
+        # paired by seed; a session of before, unseeded, by its repeat
+        by.setdefault(run.policy, {})[run.seed if run.seed is not None else int(run.summary.get("repeat", 1))] = run
     entries = sorted({e for run in col.runs for e in (run.summary.get("entries") or {})})
     lines = [f"{path}: {sum(len(v) for v in by.values())} finished runs",
              f"{'policy':<10} {'n':>2} {'edge ratio':>15} {'migrations':>10} {'requests':>8} {'errors':>6} {'in moves':>8} "

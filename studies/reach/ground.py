@@ -1,5 +1,5 @@
 """REACH's simulated comparison (Fig. 8, the quality checks) played on harness's one ground, beside
-the sweep `harness evaluate --app` makes: each (app, pods, seed) becomes a scenario — the app with
+the sweep `harness sweep` makes: each (app, pods, seed) becomes a scenario — the app with
 pods/services replicas, REACH's seeded background utilisation (`background`), one closed-loop user
 (REACH's model), one rescheduling round of up to max_steps moves — played by the run `harness
 evaluate SCENARIO` makes; the latency is the model's for the placement the run ends with.

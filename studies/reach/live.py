@@ -1,6 +1,6 @@
 """REACH's live experiments beside the paper's numbers: reads `harness run` sessions
-(node-failure, traffic-surge, latency-shift; any number of repeats) and prints, per policy, the
-mean latency over the repeats with its 95 % CI, the p95, the moves, the latency and RPS before
+(node-failure, traffic-surge, latency-shift; any number of seeds) and prints, per policy, the
+mean latency over the seeds with its 95 % CI, the p95, the moves, the latency and RPS before
 and after the scenario's change (the fault, or the surge), REACH's improvement over the others,
 and what the paper reports (REACH §VII-D and §VII-E).
 

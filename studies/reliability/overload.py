@@ -42,7 +42,7 @@ def harness(*args: str) -> subprocess.CompletedProcess:
 def run(path: Path, out: Path) -> tuple[dict, int, Path]:
     r = harness("run", str(path), "--policy", "default", "--out", str(out))
     session = max(out.glob(f"*-{path.stem}"), key=lambda p: p.stat().st_mtime)
-    run_dir = next(session.glob("default-r1"))
+    run_dir = next(session.glob("default-s0"))
     return json.loads((run_dir / "summary.json").read_text()), r.returncode, run_dir
 
 

@@ -50,7 +50,7 @@ def main() -> int:
     print("\n".join(line for line in r.stderr.splitlines() if line.startswith("harness:")))
     session = max(folder.glob("*-slow-plan"), key=lambda p: p.stat().st_mtime)
     print(f"{'policy':14s} {'restart s':>9s} {'errors':>6s} {'plan timeouts':>13s} {'policy errors':>13s} {'ended late s':>12s}")
-    for run_dir in sorted(session.glob("*-r1")):
+    for run_dir in sorted(session.glob("*-s0")):
         s = json.loads((run_dir / "summary.json").read_text())
         with open(run_dir / "events.csv") as f:
             events = list(csv.DictReader(f))

@@ -20,7 +20,7 @@ def run_one(testbed, tmp_path, doc: dict, policy: str) -> tuple:
     sc.write_text(yaml.safe_dump(doc))
     r = harness(testbed.state_dir, "run", str(sc), "--policy", policy, "--out", str(tmp_path / "results"), timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
-    (run,) = (tmp_path / "results").glob(f"*/{policy}-r1")
+    (run,) = (tmp_path / "results").glob(f"*/{policy}-s0")
     events = pd.read_csv(run / "events.csv", keep_default_na=False)
     req = pd.read_csv(run / "requests.csv", keep_default_na=False)
     return run, events, req

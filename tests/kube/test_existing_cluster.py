@@ -93,7 +93,7 @@ def test_deploy_binds_every_replica_on_the_clusters_nodes_and_teardown_removes_o
     from harness.testbed.open import open_cluster
 
     server, attach, tmp = cluster
-    assert main(attach + ["deploy", "workloads/chain.json"]) == 0
+    assert main(attach + ["deploy", "--app", "workloads/chain.json"]) == 0
     pods = [p for (r, ns, _), p in server.cluster.objects.items() if r == "pods" and ns == "harness"
             and p["metadata"]["labels"].get("app") in {"front-end", "ml", "back-end", "db"}]
     assert len(pods) == 4 and all(p["status"]["phase"] == "Running" for p in pods)
@@ -145,7 +145,7 @@ def test_a_profile_and_a_short_run_on_the_attached_cluster(cluster, capsys):
     (tmp / "cluster.yaml").write_text(yaml.safe_dump({**cmap, "prometheus_node_port": None}))  # nothing serves it
     (tmp / "short.yaml").write_text(yaml.safe_dump(SHORT))
     state = ["--state-dir", str(tmp / ".harness")]
-    assert main(attach + ["profile", "workloads/chain.json", "--requests", "3", "--warmup", "1",
+    assert main(attach + ["profile", "--app", "workloads/chain.json", "--requests", "3", "--warmup", "1",
                           "--out", str(tmp / "profiles")]) == 0
     profile = json.loads((tmp / "profiles/chain.eks-berlin.json").read_text())
     assert set(profile["node_types"]) >= {"m5.xlarge", "t3.medium"}
@@ -153,7 +153,7 @@ def test_a_profile_and_a_short_run_on_the_attached_cluster(cluster, capsys):
     assert main(state + ["run", str(tmp / "short.yaml"), "--policy", "default", "--profile",
                          str(tmp / "profiles/chain.eks-berlin.json"), "--out", str(tmp / "results"), "--json"]) == 0
     [row] = json.loads(capsys.readouterr().out)  # run --json: nothing but the runs' summaries on stdout
-    run = next((tmp / "results").glob("*-short/default-r1"))
+    run = next((tmp / "results").glob("*-short/default-s0"))
     assert row["policy"] == "default" and Path(row["run_dir"]).resolve() == run.resolve()
     rows = list(csv.DictReader(open(run / "requests.csv")))
     summary = json.loads((run / "summary.json").read_text())

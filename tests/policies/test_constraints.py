@@ -161,7 +161,7 @@ def test_each_live_path_respects_them(local_testbed, app_file, models, tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
     app = load_app(app_file)
     for name in policies:
-        (run,) = (tmp_path / "results").glob(f"*/{name}-r1")
+        (run,) = (tmp_path / "results").glob(f"*/{name}-s1")
         held = [json.loads(line) for line in (run / "placements.jsonl").read_text().splitlines()]
         failed_at = next(i for i, p in enumerate(held) if p["reason"] == "node-failure")
         hit = any("edge-a-1" in nodes for nodes in held[failed_at - 1]["placement"].values())

@@ -1,5 +1,5 @@
 """Policies of the user's own, in modules outside harness, found through the ``harness.policies``
-entry point and as ``package.module:Class``, in ``harness evaluate``, ``harness train`` and a short
+entry point and as ``package.module:Class``, in ``harness sweep``, ``harness train`` and a short
 live ``harness run`` — with no change to harness."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def harness(site: Path, *args, state_dir: Path | None = None, timeout: float = 3
                           text=True, timeout=timeout)
 
 
-EVAL = ["evaluate", "--app", "workloads/chain.json", "--profile", "profiles/chain.reach-local.json", "--pods", "4,8",
+EVAL = ["sweep", "--app", "workloads/chain.json", "--profile", "profiles/chain.reach-local.json", "--pods", "4,8",
         "--seeds", "2"]
 
 
@@ -62,9 +62,9 @@ def test_the_policy_docs_show_the_example_policy_verbatim():
     assert EXAMPLE.read_text().strip() in (REPO / "docs/policies.md").read_text()
 
 
-def test_found_through_the_entry_point_and_as_module_class_in_evaluate(user_site):
-    by_name = harness(user_site, *EVAL, "--policies", "greedy-mover,default")
-    by_ref = harness(user_site, *EVAL, "--policies", "harness_example_policy:GreedyMover")
+def test_found_through_the_entry_point_and_as_module_class_in_the_sweep(user_site):
+    by_name = harness(user_site, *EVAL, "--policy", "greedy-mover,default")
+    by_ref = harness(user_site, *EVAL, "--policy", "harness_example_policy:GreedyMover")
     for r in (by_name, by_ref):
         assert r.returncode == 0, r.stderr
     a, b = rows(by_name.stdout), rows(by_ref.stdout)
@@ -85,13 +85,13 @@ def test_a_learned_policy_in_one_file_trains_names_its_model_and_evaluates(user_
     again = harness(user_site, "train", "--app", "workloads/chain.json", "--profile", "profiles/chain.reach-local.json",
                     "--policy", "tiny-reach", "--steps", "2048", "--out", str(tmp_path), "--name", model.stem)
     assert again.returncode == 2 and "--force" in again.stderr  # never silently replaced
-    ev = harness(user_site, *EVAL, "--policies", "harness_tiny_learned:TinyReach", "--model-dir", str(tmp_path))
+    ev = harness(user_site, *EVAL, "--policy", "harness_tiny_learned:TinyReach", "--model-dir", str(tmp_path))
     assert ev.returncode == 0, ev.stderr
     assert ("tiny-reach", 4) in rows(ev.stdout)
 
 
 def test_a_broken_reference_is_one_line(user_site):
-    r = harness(user_site, *EVAL, "--policies", "harness_example_policy:NoSuchClass")
+    r = harness(user_site, *EVAL, "--policy", "harness_example_policy:NoSuchClass")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "NoSuchClass" in r.stderr
 
 
@@ -108,7 +108,7 @@ def test_a_user_policy_runs_live_by_either_name(local_testbed, user_site, tmp_pa
         out = tmp_path / ref.replace(":", "_")
         r = harness(user_site, "run", str(sc), "--policy", ref, "--out", str(out), state_dir=local_testbed.state_dir)
         assert r.returncode == 0, r.stderr[-3000:]
-        (run,) = out.glob("*/greedy-mover-r1")
+        (run,) = out.glob("*/greedy-mover-s0")
         s = json.loads((run / "summary.json").read_text())
         assert s["policy"] == "greedy-mover" and s["requests"] > 20 and s["errors"] == 0
         deploy = next(json.loads(line) for line in (run / "placements.jsonl").read_text().splitlines())

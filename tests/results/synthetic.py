@@ -11,14 +11,15 @@ from harness.results.rundir import RunDir
 from harness.results.summary import read_requests, summarize
 
 
-def make_run(path: Path, policy: str, repeat: int, mean_ms: float, seconds: float = 150, seed: int = 0,
+def make_run(path: Path, policy: str, seed: int, mean_ms: float, seconds: float = 150, draw: int = 0,
              uncalibrated: float | None = None, closed: float | None = None) -> Path:
-    """A run directory of synthetic requests around ``mean_ms``, its placements predicted 10-15 % low;
+    """A run directory of the run ``policy``, ``seed``: synthetic requests around ``mean_ms`` (drawn
+    by the generator ``draw`` seeds), its placements predicted 10-15 % low;
     ``uncalibrated``: the runs' profile is calibrated, the model as published predicted this share of the mean;
     ``closed``: several closed-loop users, the queueing model's closed form predicted this share."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(draw)
     out = RunDir(path)
-    t0 = 1_800_000_000.0 + 1000 * seed
+    t0 = 1_800_000_000.0 + 1000 * draw
     out.t0 = t0
     out.event("deploy", t=t0 - 3, placement={"a": ["n1"]})
     out.event("load-start", t=t0)
@@ -42,7 +43,7 @@ def make_run(path: Path, policy: str, repeat: int, mean_ms: float, seconds: floa
                 rec["predicted"].update(users=6, closed_ms=mean_ms * closed)
             f.write(json.dumps(rec) + "\n")
     s = summarize(read_requests(out.requests_file), t0, t0 + seconds, 5, 250)
-    s.update({"policy": policy, "repeat": repeat, "scenario": "synthetic", "partial": False, "duration_s": seconds,
+    s.update({"policy": policy, "seed": seed, "scenario": "synthetic", "partial": False, "duration_s": seconds,
               "warmup_s": 5, "moves": 1, "moved_share": 0.25, "recovery_s": 1.5})
     out.summary(s)
     out.close()

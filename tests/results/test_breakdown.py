@@ -41,7 +41,7 @@ def write_run(path: Path, pulls: list[tuple[float, list[tuple]]], requests: list
         out._mw.writerows((t, t - T0, pod, s, n, 0.1, 1.0, *tot) for pod, s, n, *tot in rows)
     out.requests_file.write_text("t_send,latency_ms,status,bytes,error,pod\n" +
                                  "".join(f"{t},{ms},200,10,,a-1\n" for t, ms in requests))
-    out.summary({"policy": "p", "repeat": 1, "warmup_s": 0})
+    out.summary({"policy": "p", "seed": 0, "warmup_s": 0})
     out.close()
     return path
 

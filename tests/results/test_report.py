@@ -1,5 +1,6 @@
-"""harness report: builds from run directories and evaluate output, numbers match the summaries,
-broken inputs are named and the rest is still built."""
+"""harness report: builds from run directories and sweep output, numbers match the summaries,
+broken inputs are named and the rest is still built; run directories of before (repeats, no seed)
+are still read."""
 
 from __future__ import annotations
 
@@ -21,11 +22,11 @@ from tests.results.synthetic import make_run
 POLICIES = {"default": 220.0, "reach": 200.0, "rsdql": 210.0, "cloud-first": 215.0, "latency-greedy": 240.0}
 
 
-def session(tmp_path, repeats=3):
+def session(tmp_path, seeds=3):
     d = tmp_path / "session"
-    for r in range(1, repeats + 1):
+    for seed in range(seeds):
         for i, (p, m) in enumerate(POLICIES.items()):
-            make_run(d / f"{p}-r{r}", p, r, m + r, seconds=60, seed=10 * r + i)
+            make_run(d / f"{p}-s{seed}", p, seed, m + seed + 1, seconds=60, draw=10 * (seed + 1) + i)
     return d
 
 
@@ -43,16 +44,19 @@ def test_every_number_in_the_html_equals_the_run_summaries(tmp_path):
     assert len(body) == 15
     for row in body:
         r = dict(zip(head, row))
-        s = json.loads((d / f"{r['policy']}-r{r['repeat']}" / "summary.json").read_text())
+        assert r["run"] == f"{r['policy']} s{r['seed']}"
+        s = json.loads((d / f"{r['policy']}-s{r['seed']}" / "summary.json").read_text())
         for key in ("requests", "errors", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "max_ms", "rps", "moves", "recovery_s"):
             assert r[key] == cell(s[key]), (r["run"], key)
         assert r["under_250ms"] == cell(s["under_threshold"])
-    # across repeats: mean, CI and improvement recomputed from the summaries
-    rep = table(text, "repeats")
-    base = mean_ci95([json.loads((d / f"default-r{k}" / "summary.json").read_text())["mean_ms"] for k in (1, 2, 3)])[0]
+    # across seeds: mean, CI and improvement recomputed from the summaries
+    assert "Across seeds" in text and "Across repeats" not in text
+    rep = table(text, "seeds")
+    base = mean_ci95([json.loads((d / f"default-s{k}" / "summary.json").read_text())["mean_ms"] for k in (0, 1, 2)])[0]
     for row in rep[1:]:
         r = dict(zip(rep[0], row))
-        means = [json.loads((d / f"{r['policy']}-r{k}" / "summary.json").read_text())["mean_ms"] for k in (1, 2, 3)]
+        assert r["seeds"] == "3"
+        means = [json.loads((d / f"{r['policy']}-s{k}" / "summary.json").read_text())["mean_ms"] for k in (0, 1, 2)]
         mean, half = mean_ci95(means)
         assert r["mean_ms"] == cell(round(mean, 3)) and r["ci95_ms"] == cell(round(half, 3))
         assert r["improvement_vs_default"] == cell(round((base - mean) / base, 4))
@@ -72,7 +76,7 @@ def test_every_number_in_the_html_equals_the_run_summaries(tmp_path):
 
 def test_runs_with_several_users_show_the_closed_forms_error(tmp_path):
     d = tmp_path / "session"
-    make_run(d / "reach-r1", "reach", 1, 300.0, seconds=60, seed=4, closed=1.02)
+    make_run(d / "reach-s0", "reach", 0, 300.0, seconds=60, draw=4, closed=1.02)
     page = build(find([d]), tmp_path / "report", baseline="reach")
     sim = pd.read_csv(tmp_path / "report" / "sim_vs_real.csv")
     shown = re.search(r"closed form .*?mean absolute error ([\d.]+) %, against ([\d.]+) %", page.read_text()).groups()
@@ -83,7 +87,7 @@ def test_runs_with_several_users_show_the_closed_forms_error(tmp_path):
 def test_a_calibrated_run_shows_the_error_before_calibration_beside_it(tmp_path):
     d = tmp_path / "session"
     for r, (p, m) in enumerate(POLICIES.items()):
-        make_run(d / f"{p}-r1", p, 1, m, seconds=60, seed=r, uncalibrated=0.6)
+        make_run(d / f"{p}-s0", p, 0, m, seconds=60, draw=r, uncalibrated=0.6)
     page = build(find([d]), tmp_path / "report", baseline="default")
     sim = pd.read_csv(tmp_path / "report" / "sim_vs_real.csv")
     assert ((sim.uncalibrated_ms - sim.measured_ms) / sim.measured_ms).between(-0.45, -0.35).all()
@@ -93,30 +97,50 @@ def test_a_calibrated_run_shows_the_error_before_calibration_beside_it(tmp_path)
 
 
 def test_missing_and_corrupt_files_are_named_and_the_rest_is_built(tmp_path):
-    d = session(tmp_path, repeats=1)
-    (d / "reach-r1" / "requests.csv").unlink()
-    (d / "rsdql-r1" / "summary.json").write_text("{not json")
-    (d / "default-r1" / "events.csv").write_text("garbage\n\x00\x01")
+    d = session(tmp_path, seeds=1)
+    (d / "reach-s0" / "requests.csv").unlink()
+    (d / "rsdql-s0" / "summary.json").write_text("{not json")
+    (d / "default-s0" / "events.csv").write_text("garbage\n\x00\x01")
     col = find([d, tmp_path / "nowhere"])
     page = build(col, tmp_path / "report")
     problems = (tmp_path / "report" / "problems.txt").read_text()
-    assert "reach-r1/requests.csv: missing" in problems
-    assert "rsdql-r1/summary.json: corrupt" in problems
-    assert "default-r1/events.csv" in problems
+    assert "reach-s0/requests.csv: missing" in problems
+    assert "rsdql-s0/summary.json: corrupt" in problems
+    assert "default-s0/events.csv" in problems
     assert "nowhere: no such file" in problems
     text = page.read_text()
-    assert "rsdql-r1/summary.json: corrupt" in text
+    assert "rsdql-s0/summary.json: corrupt" in text
     assert len(table(text, "runs")) == 1 + 5  # every run still listed
     assert (tmp_path / "report" / "latency_over_time.png").exists()
 
 
-def test_evaluate_output_gives_grouped_bars(tmp_path):
+def test_sweep_output_gives_grouped_bars(tmp_path):
     ev = tmp_path / "eval.csv"
     pd.DataFrame([{"policy": p, "pods": n, "latency_ms": m + n, "moves": 0, "moved_share": 0, "scenarios": 10}
                   for p, m in POLICIES.items() for n in (4, 12, 20)]).to_csv(ev, index=False)
     page = build(find([ev]), tmp_path / "report")
-    assert (tmp_path / "report" / "evaluate_eval.png").stat().st_size > 5000
-    assert "Policies in simulation" in page.read_text()
+    assert (tmp_path / "report" / "sweep_eval.png").stat().st_size > 5000
+    assert "Fig. 8 sweep in simulation (harness sweep)" in page.read_text()
+
+
+def test_run_directories_of_before_seeds_are_read_by_their_repeats(tmp_path):
+    """Runs written when a live run had repeats (``<policy>-r<k>``, ``repeat: k`` and no seed) are
+    labelled by their repeat and counted in the means across seeds as before."""
+    d = tmp_path / "session"
+    for r in (1, 2):
+        for i, (p, m) in enumerate({"default": 220.0, "reach": 200.0}.items()):
+            run = make_run(d / f"{p}-r{r}", p, 0, m + r, seconds=40, draw=10 * r + i)
+            s = json.loads((run / "summary.json").read_text())
+            del s["seed"]
+            (run / "summary.json").write_text(json.dumps({**s, "repeat": r, "seed": None}))
+    col = find([d])
+    labels = ["default r1", "default r2", "reach r1", "reach r2"]
+    assert col.problems == [] and sorted(r.label for r in col.runs) == labels
+    build(col, tmp_path / "report")
+    runs = pd.read_csv(tmp_path / "report" / "runs.csv")
+    assert sorted(runs.run) == labels and runs.seed.isna().all()
+    seeds = pd.read_csv(tmp_path / "report" / "seeds.csv").set_index("policy")
+    assert seeds.seeds.to_dict() == {"default": 2, "reach": 2}
 
 
 def test_cli_with_nothing_readable_exits_2(tmp_path):
@@ -131,9 +155,10 @@ def test_simulated_and_live_runs_of_one_scenario_are_set_side_by_side_with_their
     live = {"a": 200.0, "b": 220.0, "c": 260.0}
     sim = {"a": 150.0, "b": 180.0, "c": 170.0}  # the simulator swaps b and c
     for world, means in (("live", live), ("sim", sim)):
-        for r in (1, 2):
+        for seed in (0, 1):
             for i, (p, m) in enumerate(means.items()):
-                d = make_run(tmp_path / world / f"{p}-r{r}", p, r, m, seconds=40, seed=10 * r + i + (world == "sim"))
+                d = make_run(tmp_path / world / f"{p}-s{seed}", p, seed, m, seconds=40,
+                             draw=10 * (seed + 1) + i + (world == "sim"))
                 if world == "sim":
                     s = json.loads((d / "summary.json").read_text())
                     (d / "summary.json").write_text(json.dumps({**s, "world": "sim"}))
@@ -142,9 +167,9 @@ def test_simulated_and_live_runs_of_one_scenario_are_set_side_by_side_with_their
     table = pd.read_csv(tmp_path / "report" / "sim_vs_live.csv").set_index("policy")
     for p in live:
         for world in ("live", "sim"):
-            runs = [json.loads((tmp_path / world / f"{p}-r{r}" / "summary.json").read_text()) for r in (1, 2)]
+            runs = [json.loads((tmp_path / world / f"{p}-s{seed}" / "summary.json").read_text()) for seed in (0, 1)]
             assert table.loc[p, f"{world}_mean_ms"] == pytest.approx(np.mean([s["mean_ms"] for s in runs]), abs=0.01)
     assert table.live_rank.to_dict() == {"a": 1, "b": 2, "c": 3}
     assert table.sim_rank.to_dict() == {"a": 1, "b": 3, "c": 2}
     assert table.spearman_rho.iloc[0] == pytest.approx(0.5)
-    assert set(pd.read_csv(tmp_path / "report" / "repeats.csv").policy) == {"a", "b", "c", "a (sim)", "b (sim)", "c (sim)"}
+    assert set(pd.read_csv(tmp_path / "report" / "seeds.csv").policy) == {"a", "b", "c", "a (sim)", "b (sim)", "c (sim)"}

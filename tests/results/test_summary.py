@@ -33,11 +33,22 @@ def test_errors_right_after_a_fault_are_not_steady_state():
     assert errors_outside(df, events, t_start=0, t_end=100, warmup_s=5) == 1  # the one at 10 s
 
 
-def test_mean_rows_only_for_repeated_policies():
-    rows = [{"policy": "a", "repeat": 1, "mean_ms": 10.0}, {"policy": "a", "repeat": 2, "mean_ms": 20.0},
-            {"policy": "b", "repeat": 1, "mean_ms": 5.0}]
+def test_mean_rows_only_for_policies_of_several_seeds():
+    rows = [{"policy": "a", "seed": 0, "mean_ms": 10.0}, {"policy": "a", "seed": 1, "mean_ms": 20.0},
+            {"policy": "b", "seed": 0, "mean_ms": 5.0}]
     m = mean_rows(rows)
-    assert len(m) == 1 and m[0]["policy"] == "a" and m[0]["mean_ms"] == 15.0
+    assert len(m) == 1 and m[0]["policy"] == "a" and m[0]["seed"] == "mean" and m[0]["mean_ms"] == 15.0
+
+
+def test_the_comparison_names_each_run_by_its_seed(tmp_path):
+    from harness.results.summary import write_comparison
+
+    rows = [{"policy": "a", "seed": 4, "mean_ms": 10.0}, {"policy": "a", "seed": 5, "mean_ms": 20.0}]
+    md = write_comparison(rows, tmp_path / "comparison")
+    head, *body = (tmp_path / "comparison.csv").read_text().splitlines()
+    assert head.startswith("policy,seed,mean_ms") and "repeat" not in head
+    assert [line.split(",")[:2] for line in body] == [["a", "4"], ["a", "5"]]
+    assert "| a | mean | 15.0 |" in md
 
 
 def test_the_loads_logs_merge_into_one_requests_csv(tmp_path):

@@ -37,7 +37,7 @@ def harness(state_dir: Path, *args, timeout: float = 120) -> subprocess.Complete
 def wait_for_requests(out: Path, timeout: float = 60) -> Path:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for f in out.glob("*/*-r1/requests.csv"):
+        for f in out.glob("*/*-s0/requests.csv"):
             if f.read_text().count("\n") > 3:
                 return f.parent
         time.sleep(0.3)

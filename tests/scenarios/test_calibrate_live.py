@@ -34,7 +34,7 @@ def testbed(local_testbed):
 
 
 def test_calibrate_then_an_open_loop_run_on_the_calibrated_profile(testbed, tmp_path):
-    r = harness(testbed.state_dir, "calibrate", "workloads/chain.json", "--seconds", "5", "--out", str(tmp_path / "p"),
+    r = harness(testbed.state_dir, "calibrate", "--app", "workloads/chain.json", "--seconds", "5", "--out", str(tmp_path / "p"),
                 "--results", str(tmp_path / "runs"), timeout=400)
     assert r.returncode == 0, r.stderr[-3000:]
     cal = load_profile(tmp_path / "p" / "chain.reach-local.calibrated.json")
@@ -48,7 +48,7 @@ def test_calibrate_then_an_open_loop_run_on_the_calibrated_profile(testbed, tmp_
     for res in cal.calibration.residuals:  # the fit explains the placements it was fitted on
         assert abs(res["after_ms"] - res["measured_ms"]) < 0.25 * res["measured_ms"], res
     (session,) = (tmp_path / "runs").iterdir()
-    run = find([session / "all-edge-a-r1"]).runs[0]
+    run = find([session / "all-edge-a-s1"]).runs[0]
     totals = run.metrics.dropna(subset=["requests"])
     assert (totals.requests > 0).any() and (totals.internal_ms > 0).any()
     parts = {r["part"] for r in breakdown(run, load_app(REPO / "workloads/chain.json"))}
@@ -66,7 +66,7 @@ def test_calibrate_then_an_open_loop_run_on_the_calibrated_profile(testbed, tmp_
                 str(tmp_path / "p" / "chain.reach-local.calibrated.json"), "--out", str(tmp_path / "open"), "--seed", "1",
                 timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
-    (run_dir,) = (tmp_path / "open").glob("*/default-r1")
+    (run_dir,) = (tmp_path / "open").glob("*/default-s1")
     placements = [json.loads(line) for line in (run_dir / "placements.jsonl").read_text().splitlines()]
     assert [p["predicted"]["rate_per_s"] for p in placements] == [1, 3]  # deploy, then the rate's step
     for p in placements:

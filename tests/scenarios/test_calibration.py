@@ -56,7 +56,7 @@ def write_measured(path: Path, app, placement, before, actual, requests: int = 4
     gap = 30 / requests
     out.requests_file.write_text("t_send,latency_ms,status,bytes,error,pod\n" + "".join(
         f"{T0 + 1.2 + k * gap},{truth_now['latency_ms']},200,10,,x\n" for k in range(requests)))
-    out.summary({"policy": path.name.rsplit("-r", 1)[0], "repeat": 1, "warmup_s": 0})
+    out.summary({"policy": path.name.rsplit("-s", 1)[0], "seed": 1, "warmup_s": 0})
     out.close()
 
 
@@ -72,7 +72,7 @@ def test_fit_recovers_execution_times_and_overheads(tmp_path, name):
     assert set(placements) == {"all-cloud-a", "all-edge-a", "all-edge-b", "split"}
     assert placements["all-edge-a"]["ml"] != placements["all-edge-a"]["back-end"]  # parallel in aggregator-parallel
     for label, p in placements.items():
-        write_measured(tmp_path / f"{label}-r1", app, p, before, actual)
+        write_measured(tmp_path / f"{label}-s1", app, p, before, actual)
     fit = calibration.fit(app, profile, state, find([tmp_path]).runs)
     for s in app.services:
         for t, tm in fit.execution_ms[s].items():
@@ -119,7 +119,7 @@ def test_refreshed_replaces_only_the_times_a_run_measured(tmp_path):
     cal = truth(profile, {"cloud-a": 1.0, "edge-a": 1.0, "edge-b": 1.0}, call=2.5, gateway=3.0)
     now = truth(profile, {"cloud-a": 1.3, "edge-a": 1.3, "edge-b": 0.8}, call=2.5, gateway=3.0)
     p = {"front-end": ["edge-b-1"], "ml": ["edge-b-1"], "back-end": ["edge-b-1"], "db": ["cloud-a-1"]}
-    write_measured(tmp_path / "anchor-r1", app, p, model_for(app, cal, state, rtt="configured"),
+    write_measured(tmp_path / "anchor-s1", app, p, model_for(app, cal, state, rtt="configured"),
                    model_for(app, now, state, rtt="configured"))
     got = calibration.refreshed(cal, app, state, find([tmp_path]).runs)
     measured = {(s, "edge-b") for s in ("front-end", "ml", "back-end")} | {("db", "cloud-a")}

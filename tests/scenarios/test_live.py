@@ -79,7 +79,7 @@ def test_node_failure_run_with_reach_and_cloud_first(testbed, reach_model, tmp_p
     comparison = pd.read_csv(session / "comparison.csv")
     assert list(comparison.policy) == ["reach", "cloud-first"]
     for policy in ("reach", "cloud-first"):
-        run = session / f"{policy}-r1"
+        run = session / f"{policy}-s1"
         for f in ARTEFACTS:
             assert (run / f).exists(), f"{run.name}: {f} missing"
         s = json.loads((run / "summary.json").read_text())
@@ -119,9 +119,9 @@ def test_node_failure_run_with_reach_and_cloud_first(testbed, reach_model, tmp_p
         assert len(tail) > 5 and (tail.status == 200).all()
         placements = [json.loads(line) for line in (run / "placements.jsonl").read_text().splitlines()]
         assert placements[0]["reason"] == "deploy" and placements[0]["predicted_ms"] > 0
-    reach = json.loads((session / "reach-r1" / "summary.json").read_text())
-    assert reach["moves"] == sum(1 for _ in open(session / "reach-r1" / "events.csv") if ",move," in _)
-    assert json.loads((session / "cloud-first-r1" / "summary.json").read_text())["moves"] == 0  # heuristics only place
+    reach = json.loads((session / "reach-s1" / "summary.json").read_text())
+    assert reach["moves"] == sum(1 for _ in open(session / "reach-s1" / "events.csv") if ",move," in _)
+    assert json.loads((session / "cloud-first-s1" / "summary.json").read_text())["moves"] == 0  # heuristics only place
     assert_clean(testbed.cluster)
     assert daemons.alive(int((testbed.state_dir / "run" / "delayer.pid").read_text()))
 
@@ -136,7 +136,7 @@ def test_ctrl_c_keeps_results_and_leaves_the_testbed_clean(testbed, tmp_path):
         deadline = time.monotonic() + 90
         events = None
         while time.monotonic() < deadline:
-            found = list((tmp_path / "results").glob("*/default-r1/events.csv"))
+            found = list((tmp_path / "results").glob("*/default-s0/events.csv"))
             if found and "healed" in found[0].read_text():
                 events = found[0]
                 break
@@ -186,7 +186,7 @@ def test_autoscaler_adds_replicas_under_load(testbed, tmp_path):
         "rescheduler": {"period_s": 30, "start_s": 30, "max_moves": 0}}))
     r = harness(testbed.state_dir, "run", str(sc), "--policy", "default", "--out", str(tmp_path / "results"), timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
-    (run,) = (tmp_path / "results").glob("*/default-r1")
+    (run,) = (tmp_path / "results").glob("*/default-s0")
     events = pd.read_csv(run / "events.csv", keep_default_na=False)
     scale = [json.loads(d) for d in events[events.kind == "scale"].detail]
     assert scale and all(e["to"] > e["current"] for e in scale)  # up, never down within the stabilisation window

@@ -44,7 +44,7 @@ def test_cycles_play_on_time_and_the_report_follows_the_placements(testbed, tmp_
     p.write_text(yaml.safe_dump(SCHEDULE))
     r = harness(testbed.state_dir, "run", str(p), "--policy", "default", "--out", str(tmp_path / "results"), timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
-    (run,) = (tmp_path / "results").glob("*/default-r1")
+    (run,) = (tmp_path / "results").glob("*/default-s0")
     events = pd.read_csv(run / "events.csv", keep_default_na=False)
     cycles = [json.loads(d) for d in events[events.kind == "replica-cycle"].detail]
     assert [c["cycle"] for c in cycles] == [0, 1, 2]

@@ -60,7 +60,7 @@ def test_two_apps_and_two_entries_are_reported_apart(testbed, tmp_path):
     sc.write_text(yaml.safe_dump(doc))
     r = harness(testbed.state_dir, "run", str(sc), "--policy", "default", "--out", str(tmp_path / "results"), timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
-    (run,) = (tmp_path / "results").glob("*/default-r1")
+    (run,) = (tmp_path / "results").glob("*/default-s0")
     req = pd.read_csv(run / "requests.csv", keep_default_na=False)  # each load's log, merged at the end
     assert set(req.entry) == {"chain-front-end", "aggregator-parallel-front-end"}
     assert not (run / "requests.1.csv").exists() and req.t_send.is_monotonic_increasing
@@ -87,7 +87,7 @@ def test_deployment_requests_come_and_go(testbed, tmp_path):
     r = harness(testbed.state_dir, "run", str(sc), "--policy", "default", "--out", str(tmp_path / "results"), "--seed",
                 "4", timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
-    (run,) = (tmp_path / "results").glob("*/default-r1")
+    (run,) = (tmp_path / "results").glob("*/default-s4")
     events = pd.read_csv(run / "events.csv", keep_default_na=False)
     arrivals = [json.loads(d) for d in events[events.kind == "request-arrival"].detail]
     departures = [json.loads(d) for d in events[events.kind == "request-departure"].detail]

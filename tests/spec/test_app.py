@@ -188,7 +188,7 @@ def test_validate_prints_every_problem_and_a_mistyped_group_key_is_named_with_it
     assert lines == [f"harness: error: {f}: services.a.replicas: must be ≥ 1",
                      f"harness: error: {f}: services.b.internal_service: required field is missing",
                      f"harness: error: {f}: services.b.replicas: must be ≥ 1"]
-    r = subprocess.run([sys.executable, "-m", "harness", "evaluate", "--app", str(f), "--profile",
+    r = subprocess.run([sys.executable, "-m", "harness", "sweep", "--app", str(f), "--profile",
                         "profiles/chain.reach-local.json"], cwd=REPO, capture_output=True, text=True)
     assert len(r.stderr.strip().splitlines()) == 1 and "(and 2 more problems)" in r.stderr  # elsewhere: one line
     bad["services"]["a"]["replicas"], bad["services"]["b"] = 1, {"internal_service": {"loader": {}}}
