@@ -26,9 +26,8 @@ import statistics
 import time
 from pathlib import Path
 
-from kubernetes import client, config
+from kubernetes import client
 from kubernetes.client.rest import ApiException
-from kubernetes.config.config_exception import ConfigException
 from kubernetes.utils import parse_quantity
 
 from harness.errors import TestbedError, UserError
@@ -39,6 +38,7 @@ from harness.testbed import rtt_probe
 from harness.testbed.kube import manifests
 from harness.testbed.kube.apply import apply_all
 from harness.testbed.kube.backend import KubeCluster
+from harness.testbed.kube.connect import kubeconfig_client
 
 BACKEND = "existing"
 CLIENT = "here"  # the machine harness runs on: the load's source, not a node of the cluster
@@ -49,20 +49,10 @@ PROBE_TIMEOUT_S = 180  # a first pull of the cell image included
 
 def api_client(kubeconfig: str | None, context: str | None) -> client.ApiClient:
     """The client kubectl would use: the file (else $KUBECONFIG, else ~/.kube/config), the context
-    (else the file's current one); a missing file or an unknown context is one line."""
+    (else the file's current one), every call under a request timeout (``connect``); a missing or
+    malformed file, an unknown context, a server that cannot be reached or does not answer: one line."""
     path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or str(Path.home() / ".kube/config")
-    if not Path(path).expanduser().is_file():
-        raise UserError("kubeconfig not found", source=path, field="--kubeconfig")
-    try:
-        return config.new_client_from_config(config_file=str(Path(path).expanduser()), context=context)
-    except ConfigException as exc:
-        contexts = ""
-        try:
-            contexts = ", ".join(c["name"] for c in config.list_kube_config_contexts(str(Path(path).expanduser()))[0])
-        except (ConfigException, TypeError, KeyError):
-            pass
-        raise UserError(f"{exc}" + (f" (contexts: {contexts})" if contexts else ""), source=path,
-                        field="--context") from None
+    return kubeconfig_client(path, context)
 
 
 # ---------------------------------------------------------------- nodes and their labels

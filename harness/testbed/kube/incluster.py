@@ -22,9 +22,13 @@ def in_cluster(state: TestbedState, namespace: str, work_dir: Path) -> KubeClust
     """A KubeCluster through the pod's service account."""
     from kubernetes import client, config
 
-    config.load_incluster_config()
+    from harness.errors import TestbedError
+    from harness.testbed.kube.connect import timed_client
+
+    cfg = client.Configuration()
+    config.load_incluster_config(client_configuration=cfg)
     state = state.model_copy(deep=True)
     state.backend_data.update({"namespace": namespace, "failed_nodes": []})
-    return KubeCluster(state, work_dir, client.ApiClient(), NoNodePower())
+    return KubeCluster(state, work_dir, timed_client(cfg, TestbedError), NoNodePower())
 
 

@@ -166,15 +166,15 @@ def teardown_testbed(state: TestbedState | None, inventory: Inventory, state_dir
 
 def open_kube(state: TestbedState, state_dir: Path):
     """The K3s testbed as a Cluster, through the kubeconfig the k3s playbook fetched."""
-    from kubernetes import config
-
+    from harness.errors import TestbedError
     from harness.testbed.kube.backend import KubeCluster
+    from harness.testbed.kube.connect import kubeconfig_client
     from harness.testbed.kube.node_power import AnsibleNodePower
 
     kubeconfig = Path(state.data("kubeconfig", state_dir))
     if not kubeconfig.exists():
         raise UserError("the kubeconfig is missing; run 'harness provision' again", source=str(kubeconfig))
-    api = config.new_client_from_config(config_file=str(kubeconfig))
+    api = kubeconfig_client(kubeconfig, error=TestbedError)  # every call under a request timeout
     power = AnsibleNodePower(Path(state.data("ansible_inventory", state_dir)), state_dir / "ansible")
     return KubeCluster(state, state_dir, api, power)
 
