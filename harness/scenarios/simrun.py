@@ -33,6 +33,7 @@ from harness.results.rundir import REQUEST_FIELDS, RunDir, merge_request_logs
 from harness.scenarios import elements
 from harness.scenarios.run import Plan, RunBase, closed_users, open_rate
 from harness.sim.latency import LatencyModel
+from harness.sim.variability import RequestSpread, cv_matrix
 from harness.testbed.simulated import SimCluster
 
 DEPLOY_LEAD_S = 1.0  # the app is deployed this long before the load starts (live: however long it takes)
@@ -60,6 +61,10 @@ class SimRun(RunBase):
         self.intervals: list[Interval] = []
         self._queue: list = []
         self._tie = itertools.count()
+        # each request's own job times around the profile's means (sim.variability), seeded by the run's seed
+        self.job_cv = cv_matrix(self.view.model, plan.profile)
+        self.spread = RequestSpread(self.job_cv, np.random.default_rng([plan.seed or 0, 0x5EED]))
+        self._ratios: dict[int, list[float]] = {}
 
     # -------------------------------------------------------------- the world's part
     def now(self) -> float:
@@ -199,10 +204,20 @@ class SimRun(RunBase):
             while t < duration:
                 if u >= users_at(t):  # this user was stopped by a step down
                     break
-                ms = self.closed_ms(self.interval_at(t), users_at(t))
+                interval = self.interval_at(t)
+                ms = self.closed_ms(interval, users_at(t))
+                if ms is not None:
+                    ms *= self.ratio(interval)
                 rows.append((t, ms))
                 t += (ms if ms is not None else spec.timeout_s * 1000) / 1000
         return sorted(rows)
+
+    def ratio(self, interval: Interval) -> float:
+        """The next request's latency over the interval's mean (its own draw of the job times)."""
+        left = self._ratios.setdefault(id(interval), [])
+        if not left:
+            left.extend(self.spread.ratios(interval.model, interval.X, RequestSpread.CHUNK).tolist()[::-1])
+        return left.pop()
 
     def open_requests(self, spec, rng, k: int) -> list[tuple[float, float | None]]:
         """Open, periodic and trace loads: the send times, each interval's replayed through its placement."""
@@ -218,7 +233,8 @@ class SimRun(RunBase):
             if (interval.X.sum(axis=1) == 0).any():
                 out += [(float(t), None) for t in mine]
                 continue
-            ms = replay_ms(interval.model, interval.X, mine, seed=(self.plan.seed or 0) + 7919 * i + k)
+            ms = replay_ms(interval.model, interval.X, mine, seed=(self.plan.seed or 0) + 7919 * i + k,
+                           job_cv=self.job_cv)
             out += list(zip(map(float, mine), map(float, ms)))
         return out
 

@@ -43,13 +43,14 @@ from harness.sim.latency import LatencyModel
 
 
 def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 1.0, seed: int = 0,
-              slowdown: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+              slowdown: tuple[np.ndarray, np.ndarray] | None = None, job_cv: np.ndarray | None = None) -> np.ndarray:
     """Each request's latency (ms) when requests enter the placement ``X`` (S, N replica counts) at
     ``arrivals_s`` (seconds, sorted or not), in the arrivals' order. ``seed`` draws the calls made
     with a weight below 1 and the entry of each request. ``slowdown``: (edges (K+1,) in the
     arrivals' clock, factors (K,)): between edges k and k+1 every job needs factors[k] × its work
     (the host's speed drifts; ``host_slowdown``); before the first edge the first factor, after
-    the last the last."""
+    the last the last. ``job_cv`` (S, N): each job's work drawn around E with that coefficient of
+    variation (``sim.variability``; its own stream of the seed)."""
     if not 0 < capacity <= 1:
         raise ValueError("capacity must be in (0, 1]")
     if slowdown is not None and (len(slowdown[0]) != len(slowdown[1]) + 1 or np.any(np.asarray(slowdown[1]) <= 0)):
@@ -61,6 +62,12 @@ def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 
     order = np.argsort(arrivals, kind="stable")
     t0 = float(arrivals[order[0]])
     rng = np.random.default_rng(seed)
+    spread = None
+    if job_cv is not None and np.any(job_cv > 0):
+        from harness.sim.variability import job_factors
+
+        job_rng = np.random.default_rng([seed, 1])
+        spread = lambda s, n: float(job_factors(job_rng, job_cv[s, n]))  # noqa: E731
     N = X.shape[1]
     replicas = [[n for n in range(N) for _ in range(int(X[s, n]))] for s in range(model.S)]
     if any(not r for r in replicas):
@@ -104,7 +111,7 @@ def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 
             if overhead > 0:
                 jobs[n][next(job_ids)] = (overhead * float(E[s, n]), lambda t: None)
             after_job(t)
-        jobs[n][next(job_ids)] = (float(E[s, n]), job_done)
+        jobs[n][next(job_ids)] = (float(E[s, n]) * (spread(s, n) if spread else 1.0), job_done)
 
     def call_next(made, k, n, t, group_done):
         if k == len(made):

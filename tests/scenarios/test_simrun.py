@@ -86,7 +86,8 @@ def test_a_cpu_hog_slows_the_requests_while_it_runs(tmp_path):
     r = requests(s)
     t = r.t_send - r.t_send.min()
     before, during, after = (r.latency_ms[(t >= a) & (t < b)].mean() for a, b in ((10, 40), (41, 69), (71, 120)))
-    assert during > 1.2 * before and abs(after - before) < 1e-6
+    # each request draws its own job times (sim.variability): before and after agree within that noise
+    assert during > 1.2 * before and abs(after / before - 1) < 0.02
     assert "fault cpu-hog" in s["assumptions"]
 
 
