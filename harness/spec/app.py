@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from harness.errors import UserError
 from harness.spec.jobs import JOB_MODELS, unknown_keys
 from harness.spec.loader import field_path, read_document, validation_error
+from harness.spec.names import JoinedName, as_name
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 JOBS = tuple(JOB_MODELS)
@@ -151,7 +152,7 @@ def memory_mib(value: str | float | None, default: float = 128) -> float:
 
 class App(BaseModel):
     model_config = ConfigDict(extra="allow")
-    name: str
+    name: JoinedName  # a file name and a label value (harness.spec.names)
     gateway: str
     services: dict[str, ServiceSpec]
     # the services users call (several apps deployed together, or one app with several entry
@@ -414,7 +415,7 @@ def load_app(path: str | Path) -> App:
     from harness import shipped
 
     path = shipped.find(path)  # workloads/chain.json: the shipped app, from any folder
-    name = path.name.split(".")[0]
+    name = as_name(path.name.split(".")[0])
     return parse_app(read_document(path), str(path), default_name=name)
 
 

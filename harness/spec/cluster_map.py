@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.spec.inventory import DNS_LABEL, Role, TierSpec  # noqa: F401  (Role: the tiers' roles)
 from harness.spec.loader import load_model
+from harness.spec.names import Name
 
 
 class LabelKeys(BaseModel):
@@ -32,7 +33,7 @@ class TypeFacts(BaseModel):
 
 class ClusterMap(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str = Field("cluster", description="the testbed's name in status, profiles and run directories")
+    name: Name = Field("cluster", description="the testbed's name in status, profiles and run directories")
     labels: LabelKeys = Field(default_factory=LabelKeys)
     tiers: dict[str, str] = Field(default_factory=dict, description="a node without a tier label: the tier of the "
                                   "first pattern (shell glob) that matches its site or its type; else cloud")

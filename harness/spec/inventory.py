@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from harness.errors import UserError
 from harness.spec.loader import load_model
+from harness.spec.names import Name
 
 Role = Literal["cloud", "edge", "client"]
 ROLES: tuple[str, ...] = ("cloud", "edge", "client")  # also tiers of their own role, without declaring them
@@ -195,7 +196,7 @@ SPECIFICITY = {"nodes": 0, "sites": 1, "tiers": 2}  # most specific first
 
 class Inventory(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str = "testbed"
+    name: Name = "testbed"  # in profiles' file names (harness.spec.names)
     backend: str = Field("local", description="a backend of harness.testbed.backends: local or k3s")
     node_types: dict[str, NodeType] = Field(min_length=1)
     nodes: list[Node] = Field(min_length=1)

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness import shipped
 from harness.spec.loader import load_model
+from harness.spec.names import JoinedName, Name
 
 
 class Timing(BaseModel):
@@ -39,8 +40,8 @@ class Calibration(BaseModel):
 
 class Profile(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    app: str
-    testbed: str
+    app: JoinedName  # the profile's file name: <app>.<testbed>.json (harness.spec.names)
+    testbed: Name
     created: str
     harness_version: str
     method: str

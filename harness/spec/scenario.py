@@ -13,6 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from harness.spec.names import Name
+
 
 
 class Step(BaseModel):
@@ -172,7 +174,7 @@ class RequestStream(BaseModel):
 
 class Scenario(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str
+    name: Name  # its run directories' name (harness.spec.names)
     description: str
     duration_s: float = Field(gt=0)
     app: str | list[str] = Field(description="a shipped workload name (workloads/<name>.json) or a path; several "

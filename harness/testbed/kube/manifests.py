@@ -7,6 +7,7 @@ playbook applies; the tests validate what they render for the shipped apps offli
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ import yaml
 from harness import shipped
 from harness.errors import TestbedError
 from harness.spec.app import App, app_to_json, cpu_cores, memory_mib
+from harness.spec.names import label_value
 
 MANIFESTS_ENV = "HARNESS_MANIFESTS"
 SERVICE_PORT = 80
@@ -30,9 +32,24 @@ def manifests_dir() -> Path:
     return d
 
 
+def yaml_quoted(value: Any) -> str:
+    """The filter ``q``: any value as one YAML scalar that reads back as the same string (a JSON
+    string: YAML's double-quoted form), so no name can add a key, a line or a document."""
+    return json.dumps(str(value))
+
+
+def yaml_number(value: Any) -> int | float:
+    """The filter ``num``: a finite number, else a TestbedError (never text in a numeric field)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise TestbedError(f"a manifest's number is {value!r}")
+    return value
+
+
 def _env() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(manifests_dir()), undefined=jinja2.StrictUndefined,
-                              keep_trailing_newline=True)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(manifests_dir()), undefined=jinja2.StrictUndefined,
+                             keep_trailing_newline=True)
+    env.filters.update(q=yaml_quoted, num=yaml_number)  # every value a template renders goes through one
+    return env
 
 
 def render(template: str, **values: Any) -> list[dict]:
@@ -52,7 +69,7 @@ def app_objects(app: App, namespace: str, image: str, gateway_node_port: int, dr
     every pod itself) and Service per service, and the gateway's NodePort for the load."""
     endpoints = {s: [service_address(s, namespace)] for s in app.services}
     objs = render("namespace.yaml.j2", namespace=namespace)
-    objs += render("app-config.yaml.j2", namespace=namespace, app_name=app.name, app_json=app_to_json(app),
+    objs += render("app-config.yaml.j2", namespace=namespace, app_name=label_value(app.name), app_json=app_to_json(app),
                    endpoints_json=json.dumps(endpoints, indent=1))
     for service, spec in app.services.items():
         objs += render("service.yaml.j2", namespace=namespace, service=service, image=image, replicas=0,
