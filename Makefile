@@ -14,18 +14,18 @@ $(VENV)/.installed: pyproject.toml constraints.txt scripts/install-system-deps.s
 	$(VENV)/bin/pip install -q -e '.[test]' -c constraints.txt
 	touch $@
 
-# The main job: build REACH's cloud-edge testbed, calibrate the simulator to it as it is now
-# (about 3 minutes: the host's speed drifts, so a calibration is freshest just before the run),
-# run the node-failure experiment (REACH §VII-D) with the committed REACH and RSDQL models and the
-# default scheduler on that calibrated profile, print the comparison, write the HTML report (its
-# sim-vs-real shows the calibrated model's error beside the uncalibrated one's), take the testbed
-# down again (also when a step fails). The profile and the models are committed (profiles/,
-# models/); 'make models' retrains them.
+# The main job, the whole loop: build REACH's cloud-edge testbed; calibrate the simulator to it as
+# it is now (about 3 minutes: the host's speed drifts, so a calibration is freshest just before
+# the run); train REACH and RSDQL on that calibrated profile (reach[model=auto]: each policy's
+# fast recipe, once per profile, kept in models/auto/ by the profile's hash and reused after);
+# run the node-failure experiment (REACH §VII-D) with them and the default scheduler; print the
+# comparison; write the HTML report (its Models section: which model each learned policy used
+# and what it was trained on); take the testbed down again, also when a step fails.
 demo: setup
 	$(HARNESS) provision
 	$(HARNESS) calibrate --app workloads/chain.json --out results \
-	  && $(HARNESS) run node-failure --policy reach,rsdql,default --profile results/chain.reach-local.calibrated.json \
-	    --out results \
+	  && $(HARNESS) run node-failure --policy 'reach[model=auto],rsdql[model=auto],default' \
+	    --profile results/chain.reach-local.calibrated.json --out results \
 	  && $(HARNESS) report $$(ls -d results/*-node-failure | tail -1) --baseline default; \
 	  rc=$$?; $(HARNESS) teardown; exit $$rc
 

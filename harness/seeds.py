@@ -22,8 +22,13 @@ def seed_list(count: int, first: int = 0) -> list[int]:
 
 
 def run_folder(policy: str, seed: int) -> str:
-    """A run directory's name in its session folder."""
-    return f"{policy}-s{seed}"
+    """A run directory's name in its session folder: the policy's label made one safe path part (a
+    policy's arguments may hold a path, ``rsdql[model=models/x.pt]``: no separator or ``..``
+    reaches the file system)."""
+    import re
+
+    safe = re.sub(r"[^A-Za-z0-9._=,+@\[\]-]", "_", policy).replace("..", "__")
+    return f"{safe}-s{seed}"
 
 
 def run_label(policy: str, seed) -> str:

@@ -135,3 +135,13 @@ def test_evaluates_old_policies_flag_still_works(tmp_path):
     r = harness("evaluate", "steady", "--policies", "default", "--seeds", "1", "--out", str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert [p.name for p in next(tmp_path.iterdir()).iterdir() if p.is_dir()] == ["default-s0"]
+
+
+def test_a_run_folder_is_one_safe_path_part():
+    """A policy's arguments may hold a path or worse; its run's folder is one part of the session's."""
+    from harness.seeds import run_folder
+
+    assert run_folder("reach", 2) == "reach-s2"
+    for label in ("rsdql[model=models/rsdql-chain.pt]", "../../x", "a/../../b", "x\\y"):
+        name = run_folder(label, 0)
+        assert "/" not in name and "\\" not in name and ".." not in name and name.endswith("-s0")

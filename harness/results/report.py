@@ -245,6 +245,46 @@ def sim_vs_live(runs: list[Run]) -> Section:
     return sec
 
 
+def models_used(runs: list[Run]) -> Section | None:
+    """Which model each learned policy acted with, and what it was trained on (its provenance):
+    a model trained on another profile than the run's is said."""
+    import hashlib
+    import json
+
+    rows = []
+    for run in runs:
+        try:
+            info = json.loads((run.path / "inputs" / "policy.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if not info.get("model"):
+            continue
+        prov = info.get("provenance") or {}
+        known = (prov.get("profile") or {})
+        try:
+            from harness.spec.profile import Profile
+
+            used = Profile.model_validate_json((run.path / "inputs" / "profile.json").read_text())
+            used_sha = hashlib.sha256(used.model_dump_json().encode()).hexdigest()
+        except (OSError, ValueError):
+            used_sha = None
+        rows.append({"run": run.label, "policy": run.name, "model": info["model"],
+                     "model_sha256": (info.get("model_sha256") or "")[:12],
+                     "trained_on": known.get("path") or info.get("trained_on_profile") or "(not recorded)",
+                     "profile_matches": None if not known.get("sha256") or used_sha is None
+                     else known["sha256"] == used_sha,
+                     "recipe": prov.get("recipe"), "seed": prov.get("seed"),
+                     "harness_commit": (prov.get("harness_commit") or "")[:10]})
+    if not rows:
+        return None
+    sec = Section("Models", "The model each learned policy acted with and what it was trained on: the profile "
+                  "(profile_matches: the same content as this run's profile), the recipe, the seed and harness's "
+                  "commit (harness.policies.provenance). A model of another profile was trained for another "
+                  "testbed or host.")
+    sec.tables.append(("models", pd.DataFrame(rows).drop_duplicates(subset=["policy", "model"])))
+    return sec
+
+
 def fidelity(runs: list[Run]) -> Section:
     plt = _plt()
     sec = Section("Simulator vs real", "For each placement held during a run: the simulator's predicted latency "
@@ -510,8 +550,12 @@ def build(col: Collected, out: Path, baseline: str | None = None, threshold_ms: 
     sections: list[Section] = []
     if col.runs:
         sections += [latency_over_time(col.runs), rps_over_time(col.runs), tails(col.runs, threshold_ms),
-                     across_seeds(col.runs, baseline), placement_metrics(col.runs), fidelity(col.runs),
-                     where_time_goes(col.runs)]
+                     across_seeds(col.runs, baseline), placement_metrics(col.runs)]
+        if any(r.world == "live" for r in col.runs):  # the simulator against what a testbed measured: live runs only
+            sections.append(fidelity([r for r in col.runs if r.world == "live"]))
+        sections.append(where_time_goes(col.runs))
+        if (models := models_used(col.runs)) is not None:
+            sections.append(models)
         if len({r.world for r in col.runs}) > 1:
             sections.insert(0, sim_vs_live(col.runs))
     if col.evaluations:

@@ -109,7 +109,9 @@ class RunDir:
         meta = model.with_suffix(".json") if model else None
         if meta is not None and meta.exists():  # what the model was trained on (harness.policies.provenance)
             try:
-                info["provenance"] = json.loads(meta.read_text()).get("provenance")
+                recorded = json.loads(meta.read_text())
+                info["provenance"] = recorded.get("provenance")
+                info["trained_on_profile"] = recorded.get("profile")  # what a model from before provenance says
             except ValueError:
                 info["provenance"] = None
         self.save_input("policy.json", json.dumps(info, indent=1))
