@@ -47,5 +47,9 @@ def report(
         return
     for p in col.problems:
         print(f"warning: {p}")
+    from harness.results.report import card_text
+
+    if (card := card_text(target)) is not None:  # both worlds: the fidelity card's headline
+        print(f"fidelity, simulation vs live (all columns in {target / 'sim_vs_live.csv'}):\n{card}")
     print(f"report of {len(col.runs)} run(s), {len(col.evaluations)} evaluation(s) and {len(col.leaderboards)} "
           f"leaderboard(s) in {time.monotonic() - t:.1f}s: {page}")

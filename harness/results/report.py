@@ -196,15 +196,25 @@ def across_seeds(runs: list[Run], baseline: str | None) -> Section:
     return sec
 
 
+CARD = ("mean_ms", "p50_ms", "p95_ms", "p99_ms", "under_threshold", "errors")
+
+
 def sim_vs_live(runs: list[Run]) -> Section:
-    """The same scenario and policies played in simulation (harness evaluate) and live (harness
-    run): per policy both worlds' mean and p95 latency with their 95 % intervals over seeds, each
-    world's rank, and how far the ranks agree (Spearman's ρ over the policies)."""
+    """The fidelity card: the same scenario and policies played in simulation (harness evaluate)
+    and live (harness run). Per policy and world, each summary figure over the seeds with its 95 %
+    interval; the simulator's error on p95 and on the share under the threshold; the
+    Kolmogorov-Smirnov distance between the two worlds' latency distributions (as measured, and
+    each divided by its own median, which a host's speed scales away); each world's rank on the
+    mean and on p95, and how far the rankings agree (Spearman's ρ and Kendall's τ)."""
+    from harness.results.stats import kendall_tau, ks_distance
+
     plt = _plt()
-    sec = Section("Simulation vs live", "Per scenario and policy: the mean and p95 latency in simulation "
-                  "(harness evaluate) and live (harness run), each over its seeds with its 95 % interval "
-                  "(Student's t), and each policy's rank in both worlds (1: lowest mean). Spearman's ρ: how far "
-                  "the two rankings agree (1: the same order).")
+    sec = Section("Fidelity: simulation vs live", "Per scenario and policy, each world over its seeds: mean, p50, p95, "
+                  "p99, the share under the threshold and the errors, each with its 95 % interval (Student's t); "
+                  "p95_error: simulated p95 over live, minus 1; under_error: the shares' difference in points; "
+                  "ks: the Kolmogorov-Smirnov distance between the two worlds' request latencies (ks_shape: each "
+                  "divided by its median first, so a slower host does not count). Ranks (1: lowest) on the mean and "
+                  "on p95 in both worlds, and their agreement: Spearman's ρ and Kendall's τ (1: the same order).")
     rows = []
     for scenario in dict.fromkeys(str(r.summary.get("scenario")) for r in runs):
         mine = [r for r in runs if str(r.summary.get("scenario")) == scenario]
@@ -214,30 +224,50 @@ def sim_vs_live(runs: list[Run]) -> Section:
         table = []
         for p in both:
             row = {"scenario": scenario, "policy": p}
+            lat = {}
             for world in ("sim", "live"):
-                of = [r.summary for r in mine if r.name == p and r.world == world]
-                for key in ("mean_ms", "p95_ms"):
-                    m, half = mean_ci95([float(s[key]) for s in of if isinstance(s.get(key), (int, float))] or [np.nan])
-                    row[f"{world}_{key}"] = round(m, 2)
-                    row[f"{world}_{key[:-3]}_ci95_ms"] = None if half is None else round(half, 2)
+                of = [r for r in mine if r.name == p and r.world == world]
+                for key in CARD:
+                    m, half = mean_ci95([float(r.summary[key]) for r in of
+                                         if isinstance(r.summary.get(key), (int, float))] or [np.nan])
+                    name = key[:-3] if key.endswith("_ms") else key
+                    row[f"{world}_{name}"] = round(m, 4 if key == "under_threshold" else 2)
+                    row[f"{world}_{name}_ci95"] = None if half is None else round(half, 4 if key == "under_threshold" else 2)
                 row[f"{world}_runs"] = len(of)
+                lat[world] = [ok_requests(r).latency_ms.to_numpy() for r in of]
+            row["p95_error"] = round(row["sim_p95"] / row["live_p95"] - 1, 4) if row["live_p95"] else None
+            row["under_error"] = round(row["sim_under_threshold"] - row["live_under_threshold"], 4)
+            sim_all, live_all = (np.concatenate(lat[w]) if lat[w] else np.empty(0) for w in ("sim", "live"))
+            row["ks"] = round(ks_distance(sim_all, live_all), 4)
+            shaped = {w: np.concatenate([x / np.median(x) for x in lat[w] if len(x)]) if lat[w] else np.empty(0)
+                      for w in ("sim", "live")}
+            row["ks_shape"] = round(ks_distance(shaped["sim"], shaped["live"]), 4)
             table.append(row)
-        for world in ("sim", "live"):
-            order = np.argsort(np.argsort([r[f"{world}_mean_ms"] for r in table]))
-            for r, k in zip(table, order):
-                r[f"{world}_rank"] = int(k) + 1
-        rho = spearman([r["sim_rank"] for r in table], [r["live_rank"] for r in table]) if len(table) > 2 else None
+        for metric in ("mean", "p95"):
+            for world in ("sim", "live"):
+                order = np.argsort(np.argsort([r[f"{world}_{metric}"] for r in table], kind="stable"), kind="stable")
+                for r, k in zip(table, order):
+                    r[f"{world}_rank{'' if metric == 'mean' else '_p95'}"] = int(k) + 1
+        agree = {}
+        for metric, suffix in (("mean", ""), ("p95", "_p95")):
+            sim_r, live_r = [r[f"sim_rank{suffix}"] for r in table], [r[f"live_rank{suffix}"] for r in table]
+            agree[f"spearman_rho{suffix}"] = round(spearman(sim_r, live_r), 3) if len(table) > 2 else None
+            agree[f"kendall_tau{suffix}"] = round(kendall_tau(sim_r, live_r), 3) if len(table) > 1 else None
         for r in table:
-            r["spearman_rho"] = None if rho is None else round(rho, 3)
+            r.update(agree)
         rows += table
+        rho = agree["spearman_rho"]
         fig, ax = plt.subplots(figsize=(7, 3.2))
         x = np.arange(len(table))
         for k, (world, colour) in enumerate((("sim", "#8fb3d9"), ("live", "#d98f8f"))):
-            ax.bar(x + (k - 0.5) * 0.38, [r[f"{world}_mean_ms"] for r in table], 0.38, label=world, color=colour,
-                   yerr=[r[f"{world}_mean_ci95_ms"] or 0 for r in table], capsize=3)
+            ax.bar(x + (k - 0.5) * 0.38, [r[f"{world}_mean"] for r in table], 0.38, label=f"{world} mean", color=colour,
+                   yerr=[r[f"{world}_mean_ci95"] or 0 for r in table], capsize=3)
+            ax.scatter(x + (k - 0.5) * 0.38, [r[f"{world}_p95"] for r in table], marker="_", s=300, color="#333",
+                       label="p95" if k else None, zorder=3)
         ax.set_xticks(x, [r["policy"] for r in table])
-        ax.set_ylabel("mean latency (ms)")
-        ax.set_title(f"{scenario}: simulation vs live" + ("" if rho is None else f" (Spearman ρ {rho:.2f})"))
+        ax.set_ylabel("latency (ms)")
+        ax.set_title(f"{scenario}: simulation vs live" + ("" if rho is None else f" (Spearman ρ {rho:.2f}, "
+                                                             f"Kendall τ {agree['kendall_tau']:.2f})"))
         ax.legend()
         sec.figures.append((f"sim_vs_live_{scenario}.png", _png(fig)))
     if rows:
@@ -575,6 +605,19 @@ def build(col: Collected, out: Path, baseline: str | None = None, threshold_ms: 
     page = out / "report.html"
     page.write_text(render_html(sections, col.problems))
     return page
+
+
+CARD_COLUMNS = ("scenario", "policy", "sim_mean", "live_mean", "sim_p95", "live_p95", "p95_error", "sim_under_threshold",
+                "live_under_threshold", "ks", "ks_shape", "kendall_tau", "kendall_tau_p95")
+
+
+def card_text(folder: Path) -> str | None:
+    """The fidelity card's headline columns as Markdown, when the report has one (both worlds)."""
+    path = folder / "sim_vs_live.csv"
+    if not path.exists():
+        return None
+    df = pd.read_csv(path)
+    return markdown(df[[c for c in CARD_COLUMNS if c in df]])
 
 
 def markdown(df: pd.DataFrame) -> str:

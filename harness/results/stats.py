@@ -70,3 +70,25 @@ def spearman(a, b) -> float:
     """Spearman's rank correlation of two equally long sequences (ties broken by order)."""
     ra, rb = np.argsort(np.argsort(a)), np.argsort(np.argsort(b))
     return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def kendall_tau(a, b) -> float:
+    """Kendall's τ-b of two equally long sequences: (concordant − discordant) pairs over the pairs
+    not tied, as scipy.stats.kendalltau computes it."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    i, j = np.triu_indices(len(a), 1)
+    da, db = np.sign(a[i] - a[j]), np.sign(b[i] - b[j])
+    n0 = len(i)
+    ta, tb = int((da == 0).sum()), int((db == 0).sum())
+    denom = np.sqrt((n0 - ta) * (n0 - tb))
+    return float((da * db).sum() / denom) if denom else float("nan")
+
+
+def ks_distance(a, b) -> float:
+    """The two-sample Kolmogorov-Smirnov distance: the largest gap between the empirical CDFs."""
+    a, b = np.sort(np.asarray(a, float)), np.sort(np.asarray(b, float))
+    if not len(a) or not len(b):
+        return float("nan")
+    grid = np.concatenate([a, b])
+    return float(np.max(np.abs(np.searchsorted(a, grid, side="right") / len(a)
+                               - np.searchsorted(b, grid, side="right") / len(b))))

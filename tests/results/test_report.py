@@ -168,8 +168,34 @@ def test_simulated_and_live_runs_of_one_scenario_are_set_side_by_side_with_their
     for p in live:
         for world in ("live", "sim"):
             runs = [json.loads((tmp_path / world / f"{p}-s{seed}" / "summary.json").read_text()) for seed in (0, 1)]
-            assert table.loc[p, f"{world}_mean_ms"] == pytest.approx(np.mean([s["mean_ms"] for s in runs]), abs=0.01)
+            for key in ("mean_ms", "p95_ms", "p99_ms"):
+                assert table.loc[p, f"{world}_{key[:-3]}"] == pytest.approx(np.mean([s[key] for s in runs]), abs=0.01)
+            assert table.loc[p, f"{world}_under_threshold"] == pytest.approx(
+                np.mean([s["under_threshold"] for s in runs]), abs=1e-4)
+        assert table.loc[p, "p95_error"] == pytest.approx(table.loc[p, "sim_p95"] / table.loc[p, "live_p95"] - 1, abs=1e-3)
+        assert 0 < table.loc[p, "ks"] <= 1 and 0 <= table.loc[p, "ks_shape"] <= 1
     assert table.live_rank.to_dict() == {"a": 1, "b": 2, "c": 3}
     assert table.sim_rank.to_dict() == {"a": 1, "b": 3, "c": 2}
     assert table.spearman_rho.iloc[0] == pytest.approx(0.5)
+    assert table.kendall_tau.iloc[0] == pytest.approx(1 / 3, abs=1e-3)  # one of the three pairs swapped
     assert set(pd.read_csv(tmp_path / "report" / "seeds.csv").policy) == {"a", "b", "c", "a (sim)", "b (sim)", "c (sim)"}
+
+
+def test_a_report_of_one_world_has_no_card_and_no_simulator_vs_itself(tmp_path):
+    """Simulated runs only: no fidelity card, and no "Simulator vs real" (it would compare the
+    simulator with itself)."""
+    for seed in (0, 1):
+        d = make_run(tmp_path / "sim" / f"a-s{seed}", "a", seed, 150.0, seconds=20, draw=seed)
+        s = json.loads((d / "summary.json").read_text())
+        (d / "summary.json").write_text(json.dumps({**s, "world": "sim"}))
+    page = build(find([tmp_path / "sim"]), tmp_path / "report").read_text()
+    assert "Fidelity" not in page and "Simulator vs real" not in page and "Latency over time" in page
+
+
+def test_kendall_tau_and_the_ks_distance_are_the_textbook_ones():
+    from harness.results.stats import kendall_tau, ks_distance
+
+    assert kendall_tau([1, 2, 3, 4], [1, 2, 3, 4]) == 1.0 and kendall_tau([1, 2, 3], [3, 2, 1]) == -1.0
+    assert kendall_tau([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(4 / 6)
+    assert ks_distance([1, 2, 3], [1, 2, 3]) == 0.0 and ks_distance([1, 2], [3, 4]) == 1.0
+    assert ks_distance([1, 2, 3, 4], [3, 4, 5, 6]) == pytest.approx(0.5)
