@@ -30,3 +30,27 @@ def test_dash_h_is_help():
     r = subprocess.run([sys.executable, "-m", "harness", "evaluate", "-h"], capture_output=True, text=True, timeout=60,
                        cwd=REPO)
     assert r.returncode == 0 and "Policies compared in simulation" in r.stdout
+
+
+def test_help_of_a_testbed_command_needs_no_testbed_extra():
+    """`harness run --help` (and -h) reads only: it works with the core install, where the same
+    command without --help says which extra it needs."""
+    code = ("import importlib.util, sys\n"
+            "real = importlib.util.find_spec\n"
+            "importlib.util.find_spec = lambda name, *a: None if name.split('.')[0] in "
+            "('locust', 'kubernetes', 'ansible_runner', 'fnfqueue', 'prometheus_api_client') else real(name, *a)\n"
+            "from harness.cli.main import main\n"
+            "sys.exit(main(sys.argv[1:]))\n")
+    for args in (["run", "--help"], ["run", "-h"], ["provision", "--help"], ["train", "-h"]):
+        r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+        assert r.returncode == 0 and "Usage:" in r.stdout and f"{args[0]} [OPTIONS]" in r.stdout, (args, r.stderr)
+    r = subprocess.run([sys.executable, "-c", code, "run", "node-failure"], capture_output=True, text=True)
+    assert r.returncode == 2 and "harness-bench[testbed]" in r.stderr
+
+
+def test_shell_completion_is_typers_own():
+    from pathlib import Path
+
+    harness = Path(sys.executable).parent / "harness"  # the installed command, as a user types it
+    r = subprocess.run([str(harness), "--show-completion", "bash"], capture_output=True, text=True)
+    assert r.returncode == 0 and "_harness_completion" in r.stdout and "complete " in r.stdout

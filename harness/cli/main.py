@@ -18,7 +18,7 @@ app = typer.Typer(
     help="Benchmark microservice placement and rescheduling policies on a real cloud-edge testbed.\n\n"
     "Typical session: provision -> status -> ... -> teardown.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # typer's own: harness --install-completion [bash|zsh|fish], --show-completion
     context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
@@ -48,8 +48,8 @@ def _root(
         "image (default: the well-known labels; docs/own-cluster.md)."),
     version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True, help="Print the version."),
 ) -> None:
-    if ctx.invoked_subcommand in NEEDS_THE_TESTBED:
-        _check_testbed_extra()
+    if ctx.invoked_subcommand in NEEDS_THE_TESTBED and not _ASKS_HELP.intersection(_ARGV):
+        _check_testbed_extra()  # a command's --help needs no extra: it only reads
     if state_dir is None and ctx.invoked_subcommand in ON_A_TESTBED:
         from harness.spec.testbed_state import default_state_dir
 
@@ -110,10 +110,15 @@ def _register() -> None:
         importlib.import_module(f"harness.cli.{name}")
 
 
+_ASKS_HELP = {"--help", "-h"}
+_ARGV: list[str] = []  # this invocation's arguments, for the root callback
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; every known failure becomes one line on stderr and an exit status."""
     from harness.interrupts import polite_signals
 
+    _ARGV[:] = sys.argv[1:] if argv is None else list(argv)
     _register()
     polite_signals()  # SIGTERM and SIGHUP take Ctrl-C's path: the run stops cleanly, with its partial summary
     try:

@@ -28,7 +28,7 @@ def train(
                                 "--name and flags from its <name>.ckpt, saved every 50 episodes (sil-gpo, "
                                 "rsdql-deploy); "
                                 "--episodes may grow."),
-    show_help: bool = typer.Option(False, "--help", help="Show this message and the policy's own flags."),
+    show_help: bool = typer.Option(False, "--help", "-h", help="Show this message and the policy's own flags."),
 ) -> None:
     """Train a rescheduling policy in CEEnv (the simulator built from the app, the profile and the
     testbed), or a learner of a world of its own (sil-gpo and rsdql-deploy in SIL-GPO's deployment
