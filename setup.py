@@ -7,6 +7,7 @@ wheel has no top level: build_py copies them into ``harness/_shipped/``, which
 """
 
 import shutil
+import subprocess
 from pathlib import Path
 
 from setuptools import setup
@@ -31,6 +32,14 @@ class BuildPyWithShippedData(build_py):
             shutil.rmtree(target / name, ignore_errors=True)
             shutil.copytree(Path(name), target / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         (Path(self.build_lib) / GYM_PTH[0]).write_text(GYM_PTH[1])
+        # the commit the wheel is built from, for a run's and a model's provenance (harness.shipped.commit)
+        try:
+            out = subprocess.run(["git", "-C", str(Path(__file__).resolve().parent), "rev-parse", "HEAD"],
+                                 capture_output=True, text=True, timeout=10)
+            commit = out.stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            commit = ""
+        (target / "COMMIT").write_text(commit + "\n")
 
 
 setup(cmdclass={"build_py": BuildPyWithShippedData})

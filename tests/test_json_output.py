@@ -44,6 +44,11 @@ def test_leaderboard_json_holds_the_ranked_rows_and_the_coverage(tmp_path):
     got = json.loads(r.stdout)
     assert {x["policy"] for x in got["ranked"]} == {"default", "cloud-first"} and got["failed_cells"] == []
     assert {x["policy"] for x in got["coverage"]} == {"default", "cloud-first"}
+    # numbers are numbers and a missing value null, as docs/json-output.md promises (one seed: no interval)
+    row = got["ranked"][0]
+    assert isinstance(row["rank"], int) and isinstance(row["mean"], float)
+    assert all(v is None or not isinstance(v, str) or not v.replace(".", "", 1).lstrip("-").isdigit() for v in row.values())
+    assert "" not in row.values()
 
 
 def test_predict_json_is_the_models_prediction_with_its_breakdown(tmp_path):

@@ -110,6 +110,9 @@ def test_a_wheel_installed_outside_the_checkout_carries_its_data_and_registers_i
     assert r.returncode == 0, r.stderr
     where, root = r.stdout.split()
     assert where.startswith(str(venv)) and root.endswith("harness/_shipped")
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    r = run("-c", "import harness.shipped as s; print(s.commit())")  # provenance from a wheel: the commit built
+    assert r.returncode == 0 and r.stdout.strip() == head, (r.stdout, r.stderr)
     r = run("-c", "import gymnasium, sys; e = gymnasium.make('harness/CEEnv-v0'); "
                   "print(type(e.unwrapped).__name__, 'ansible_runner' in sys.modules)")
     assert r.returncode == 0 and r.stdout.split() == ["CEEnv", "False"], r.stderr

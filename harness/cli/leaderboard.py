@@ -84,11 +84,9 @@ def leaderboard(
         console.print(f"harness: {track} not played live: {why}")
     coverage_file, coverage_text = tables.write_coverage(board, result.coverage, result.failed, out)
     if json_out:
-        import csv
-
         from harness.cli.output import print_json
+        from harness.results.csvfile import read_rows as read
 
-        read = lambda f: list(csv.DictReader(open(f)))  # noqa: E731
         print_json({"folder": str(out), "ranked": [r for w in sweep.worlds(mode) for r in read(out / f"ranked-{w}.csv")],
                     "coverage": read(coverage_file), "not_live": result.not_live,
                     "failed_cells": [{"cell": list(k), "error": e} for k, e in sorted(result.failed.items())]})

@@ -1,4 +1,5 @@
-"""Rows of dicts as one CSV file, the columns those of the first row: what the studies write."""
+"""Rows of dicts as one CSV file, the columns those of the first row: what the studies write; and
+read back typed, as ``--json`` prints them (numbers as numbers, an empty cell as null)."""
 
 from __future__ import annotations
 
@@ -14,3 +15,27 @@ def write_rows(path: Path, rows: list[dict]) -> Path:
         w.writeheader()
         w.writerows(rows)
     return path
+
+
+def typed(cell: str):
+    """A CSV cell as JSON would hold it: '' -> None, 'True'/'False' -> bool, a number -> int or
+    float (nan and inf as None: JSON has neither), anything else the string."""
+    if cell == "":
+        return None
+    if cell in ("True", "False"):
+        return cell == "True"
+    try:
+        return int(cell)
+    except ValueError:
+        pass
+    try:
+        x = float(cell)
+    except ValueError:
+        return cell
+    return x if x == x and x not in (float("inf"), float("-inf")) else None
+
+
+def read_rows(path: Path) -> list[dict]:
+    """The rows of a CSV file, each cell ``typed``."""
+    with open(path, newline="") as f:
+        return [{k: typed(v) for k, v in row.items()} for row in csv.DictReader(f)]
