@@ -37,6 +37,39 @@ def find(rel: str | Path) -> Path:
     return ROOT / p
 
 
+# what a bare name means for each kind of file a user names: its folder and suffix among harness's own
+NAMED = {"app": ("workloads", ".json"), "profile": ("profiles", ".json"), "inventory": ("inventories", ".yaml")}
+
+
+def user_file(ref: str | Path, kind: str) -> Path:
+    """A file a user names: a path (it has a folder or a suffix, or is there) is theirs, relative to
+    where they stand, and must be there; a bare name is harness's file of that ``kind`` (``chain``:
+    ``workloads/chain.json``; ``chain.reach-local``: ``profiles/chain.reach-local.json``;
+    ``reach-local``: the inventory), the user's own copy in the current folder first. A missing one
+    is one UserError line naming what the user gave."""
+    from harness.errors import UserError
+
+    p = Path(ref)
+    folder, suffix = NAMED[kind]
+    if p.exists():
+        return p
+    if not p.is_absolute() and len(p.parts) == 1 and p.suffix not in (".json", ".yaml", ".yml"):
+        package_data = Path(str(resources.files("harness"))) / "data" / folder  # reach-local, the default testbed
+        for candidate in (find(f"{folder}/{p}{suffix}"), package_data / f"{p}{suffix}"):
+            if candidate.exists():
+                return candidate
+        known = sorted(q.name.removesuffix(suffix) for q in (ROOT / folder).glob(f"*{suffix}")) if (ROOT / folder).is_dir() else []
+        raise UserError(f"no {kind} named {str(ref)!r}" + (f" (harness ships: {', '.join(known)})" if known else ""),
+                        field=f"--{kind}")
+    raise UserError(f"no such file (a path is read from where you stand; {'an' if kind[0] in 'aeiou' else 'a'} {kind} "
+                    f"harness ships is named alone, "
+                    f"e.g. {_example(kind)})", source=str(ref), field=f"--{kind}")
+
+
+def _example(kind: str) -> str:
+    return {"app": "--app chain", "profile": "--profile chain.reach-local", "inventory": "--inventory reach-local"}[kind]
+
+
 def workload(name: str) -> Path:
     """A shipped app: ``workloads/<name>.json``."""
     return find(f"workloads/{name}.json")

@@ -116,10 +116,22 @@ def test_a_wheel_installed_outside_the_checkout_carries_its_data_and_registers_i
     r = run("-c", "import gymnasium, sys; e = gymnasium.make('harness/CEEnv-v0'); "
                   "print(type(e.unwrapped).__name__, 'ansible_runner' in sys.modules)")
     assert r.returncode == 0 and r.stdout.split() == ["CEEnv", "False"], r.stderr
-    r = run("-m", "harness", "validate", "workloads/chain.json")
+    r = run("-m", "harness", "validate", "chain")  # a shipped app by its name
     assert r.returncode == 0 and "app 'chain'" in r.stdout, r.stderr
     r = run("-m", "harness", "evaluate", "steady", "--policy", "default", "--seeds", "1", "--out", "out")
     assert r.returncode == 0, r.stderr
     assert list((elsewhere / "out").glob("*/*/summary.json"))
+    # README.md's first result, as written there, from a folder outside the checkout
+    readme = (REPO / "README.md").read_text()
+    quick = readme.split("```sh\nmake setup\n", 1)[1].split("```", 1)[0].replace("\\\n", " ")
+    words = quick.split()
+    assert words[0] == ".venv/bin/harness", quick
+    r = run("-m", "harness", *words[1:])
+    assert r.returncode == 0 and "reach" in r.stdout and "rollout" in r.stdout, r.stderr
+    r = run("-m", "harness", "evaluate", "node-failure", "--policy", "default", "--seeds", "1", "--profile",
+            "chain.reach-local", "--out", "out2")
+    assert r.returncode == 0, r.stderr
+    r = run("-m", "harness", "validate", "workloads/chian.json")  # a path is the user's: the error names it
+    assert r.returncode == 2 and "workloads/chian.json" in r.stderr and "_shipped" not in r.stderr
     r = run("-m", "harness", "provision")
     assert r.returncode == 2 and "harness-bench[testbed]" in r.stderr

@@ -8,16 +8,16 @@ from typing import Optional
 import typer
 
 from harness.cli.main import app, warn_app
-from harness.cli.options import OldPositional
+from harness.cli.options import OldPositional, named
 
 
 @app.command(cls=OldPositional)
 def calibrate(
     ctx: typer.Context,
-    app_option: Optional[Path] = typer.Option(None, "--app", show_default=False, help="App JSON (μBench workmodel "
+    app_option: Optional[Path] = typer.Option(None, "--app", callback=named("app"), show_default=False, help="App JSON (μBench workmodel "
                                               "or harness superset); required."),
     app_file: Optional[Path] = typer.Argument(None, hidden=True, help="The app, as old scripts give it."),
-    profile: Optional[Path] = typer.Option(None, "--profile", help="The profile to calibrate (default: "
+    profile: Optional[Path] = typer.Option(None, "--profile", callback=named("profile"), help="The profile to calibrate (default: "
                                            "profiles/<app>.<testbed>.json)."),
     seconds: float = typer.Option(30.0, "--seconds", min=5, help="Measured seconds per placement (after a 5 s warm-up)."),
     rounds: int = typer.Option(1, "--rounds", min=1, help="Rounds over the placements (they take turns; round k "

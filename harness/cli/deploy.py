@@ -9,13 +9,13 @@ from typing import Optional
 import typer
 
 from harness.cli.main import app, warn_app
-from harness.cli.options import OldPositional
+from harness.cli.options import OldPositional, named
 
 
 @app.command(cls=OldPositional)
 def deploy(
     ctx: typer.Context,
-    app_option: Optional[Path] = typer.Option(None, "--app", show_default=False, help="App JSON (μBench workmodel "
+    app_option: Optional[Path] = typer.Option(None, "--app", callback=named("app"), show_default=False, help="App JSON (μBench workmodel "
                                               "or harness superset); required."),
     app_file: Optional[Path] = typer.Argument(None, hidden=True, help="The app, as old scripts give it."),
     placement: Optional[Path] = typer.Option(None, "--placement", "-p", help="YAML/JSON: service -> [node, ...], one node per "

@@ -10,6 +10,7 @@ import typer
 
 from harness.cli import options as opt
 from harness.cli.main import app
+from harness.cli.options import named
 
 
 @app.command()
@@ -17,10 +18,10 @@ def evaluate(
     ctx: typer.Context,
     scenario: Optional[str] = typer.Argument(None, show_default=False, help="A built-in scenario (see 'harness "
                                              "scenarios') or a scenario file, played in simulation."),
-    app_file: Optional[Path] = typer.Option(None, "--app", help="App JSON (default: the scenario's app)."),
-    profile: Optional[Path] = typer.Option(None, "--profile", help="Profile JSON (default: "
+    app_file: Optional[Path] = typer.Option(None, "--app", callback=named("app"), help="App JSON (default: the scenario's app)."),
+    profile: Optional[Path] = typer.Option(None, "--profile", callback=named("profile"), help="Profile JSON (default: "
                                            "profiles/<app>.<testbed>.json)."),
-    inventory: Optional[Path] = typer.Option(None, "--inventory", "-i", help="The testbed to simulate (default: "
+    inventory: Optional[Path] = typer.Option(None, "--inventory", "-i", callback=named("inventory"), help="The testbed to simulate (default: "
                                              "REACH's, harness/data/inventories/reach-local.yaml)."),
     policy: str = typer.Option(opt.SIM_POLICIES, "--policy", help=opt.POLICY_HELP),
     seeds: int = typer.Option(3, "--seeds", min=1, help=opt.SEEDS_HELP),

@@ -51,3 +51,13 @@ class OldPositional(TyperCommand):
         hidden = {piece for p in self.get_params(ctx) if p.param_type_name == "argument" and getattr(p, "hidden", False)
                   for piece in p.get_usage_pieces(ctx)}
         return [piece for piece in super().collect_usage_pieces(ctx) if piece not in hidden]
+
+
+def named(kind: str):
+    """A typer callback: the file a user gave for ``--app``, ``--profile`` or ``--inventory`` as
+    ``harness.shipped.user_file`` reads it (a path is theirs; a bare name, harness's file)."""
+    from harness import shipped
+
+    def convert(value):
+        return None if value is None else shipped.user_file(value, kind)
+    return convert

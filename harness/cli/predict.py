@@ -9,13 +9,14 @@ from typing import Optional
 import typer
 
 from harness.cli.main import app
+from harness.cli.options import named
 
 
 @app.command()
 def predict(
     ctx: typer.Context,
-    app_file: Path = typer.Option(..., "--app", help="App JSON."),
-    profile: Path = typer.Option(..., "--profile", help="Profile JSON from 'harness profile'."),
+    app_file: Path = typer.Option(..., "--app", callback=named("app"), help="App JSON."),
+    profile: Path = typer.Option(..., "--profile", callback=named("profile"), help="Profile JSON from 'harness profile'."),
     placement: Path = typer.Option(..., "--placement", help="YAML/JSON: service -> [node, ...], one per replica."),
     testbed: Optional[Path] = typer.Option(None, "--testbed", help="Testbed state file for nodes and RTTs "
                                            "(default: the profile's)."),

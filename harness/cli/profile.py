@@ -8,13 +8,13 @@ from typing import Optional
 import typer
 
 from harness.cli.main import app
-from harness.cli.options import OldPositional
+from harness.cli.options import OldPositional, named
 
 
 @app.command(cls=OldPositional)
 def profile(
     ctx: typer.Context,
-    app_option: Optional[Path] = typer.Option(None, "--app", show_default=False, help="App JSON to profile; required."),
+    app_option: Optional[Path] = typer.Option(None, "--app", callback=named("app"), show_default=False, help="App JSON to profile; required."),
     app_file: Optional[Path] = typer.Argument(None, hidden=True, help="The app, as old scripts give it."),
     requests: int = typer.Option(30, min=3, help="Timed requests per service and node type."),
     warmup: int = typer.Option(3, min=0, help="Untimed requests first."),

@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from harness.cli.main import app
+from harness.cli.options import named
 
 
 def _state_dir(ctx: typer.Context) -> Path:
@@ -19,7 +20,7 @@ def _state_dir(ctx: typer.Context) -> Path:
 def provision(
     ctx: typer.Context,
     inventory: Optional[Path] = typer.Option(
-        None, "--inventory", "-i", help="Inventory YAML (node types, nodes, tier RTTs). Default: REACH's testbed "
+        None, "--inventory", "-i", callback=named("inventory"), help="Inventory YAML (node types, nodes, tier RTTs). Default: REACH's testbed "
         "(2 Cloud-A, 2 Edge-A, 2 Edge-B, 1 Client-A; cloud-edge 50 ms)."),
     measure: bool = typer.Option(True, help="Measure the node-to-node RTT matrix after building."),
 ) -> None:

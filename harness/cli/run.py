@@ -10,6 +10,7 @@ from typing import Optional
 import typer
 
 from harness.cli.main import app, warn_app
+from harness.cli.options import named
 
 
 def _render(live):
@@ -33,8 +34,8 @@ def run(
     scenario: str = typer.Argument(..., help="A built-in scenario (see 'harness scenarios') or a scenario file."),
     policy: str = typer.Option("reach,default", "--policy", help="Comma-separated policies, run one after another: "
                                "registered names (harness policies) or package.module:Class."),
-    app_file: Optional[Path] = typer.Option(None, "--app", help="App JSON (default: the scenario's app in workloads/)."),
-    profile: Optional[Path] = typer.Option(None, "--profile", help="Profile JSON (default: profiles/<app>.<testbed>.json)."),
+    app_file: Optional[Path] = typer.Option(None, "--app", callback=named("app"), help="App JSON (default: the scenario's app in workloads/)."),
+    profile: Optional[Path] = typer.Option(None, "--profile", callback=named("profile"), help="Profile JSON (default: profiles/<app>.<testbed>.json)."),
     seeds: int = typer.Option(1, "--seeds", min=1, help="How many seeds: runs per policy, the policies taking turns "
                               "within each seed; seed k seeds the load generator."),
     seed: int = typer.Option(0, "--seed", min=0, help="The first seed (--seeds N plays seeds S..S+N-1)."),

@@ -11,12 +11,13 @@ import typer
 
 from harness.cli import options as opt
 from harness.cli.main import app
+from harness.cli.options import named
 
 
 @app.command()
 def sweep(
-    app_file: Optional[Path] = typer.Option(None, "--app", show_default=False, help="App JSON; required."),
-    profile: Optional[Path] = typer.Option(None, "--profile", show_default=False, help="Profile JSON: the nodes, "
+    app_file: Optional[Path] = typer.Option(None, "--app", callback=named("app"), show_default=False, help="App JSON; required."),
+    profile: Optional[Path] = typer.Option(None, "--profile", callback=named("profile"), show_default=False, help="Profile JSON: the nodes, "
                                            "their RTTs and the services' execution times the simulator is built from; "
                                            "required."),
     testbed: Optional[Path] = typer.Option(None, "--testbed", help="A testbed state file for the nodes and RTTs "
@@ -76,6 +77,9 @@ def sweep(
         if given is None:
             raise UserError("the sweep needs the app and its profile: --app A.json --profile P.json", field=flag)
     sizes = pod_counts(pods)
+    from harness import shipped
+
+    model_dir = shipped.find(model_dir)  # the committed models wherever harness is run from
     print(f"{'policy':15s} {'pods':>4s} {'latency ms':>11s} {'moves':>6s} {'moved':>6s} {'edge':>6s} {'cost/h':>7s} "
           f"{'rejected':>8s}  gap", file=table)
     rows = [asdict(r) for r in run_sweep(app_file, profile, testbed, sizes, split_refs(policy), seed_list(seeds, seed),

@@ -8,13 +8,14 @@ from typing import Optional
 import typer
 
 from harness.cli.main import app
+from harness.cli.options import named
 
 
 @app.command()
 def teardown(
     ctx: typer.Context,
     inventory: Optional[Path] = typer.Option(
-        None, "--inventory", "-i", help="Inventory the testbed was built from; only needed when the state file is gone "
+        None, "--inventory", "-i", callback=named("inventory"), help="Inventory the testbed was built from; only needed when the state file is gone "
         "and the inventory used a non-default prefix."),
 ) -> None:
     """Remove everything provisioning made: daemons, namespaces, links, iptables rules, cgroups,

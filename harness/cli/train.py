@@ -9,12 +9,13 @@ from typing import Optional
 import typer
 
 from harness.cli.main import app
+from harness.cli.options import named
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []})
 def train(
     ctx: typer.Context,
-    app_file: Optional[Path] = typer.Option(None, "--app", help="App JSON."),
-    profile: Optional[Path] = typer.Option(None, "--profile", help="Profile JSON."),
+    app_file: Optional[Path] = typer.Option(None, "--app", callback=named("app"), help="App JSON."),
+    profile: Optional[Path] = typer.Option(None, "--profile", callback=named("profile"), help="Profile JSON."),
     testbed: Optional[Path] = typer.Option(None, "--testbed", help="Testbed state file (default: the profile's nodes)."),
     policy: str = typer.Option("reach", help="Trainable policy (reach, rsdql, or package.module:Class; in worlds of "
                                "their own: sil-gpo, rsdql-deploy, ds-ppo, ds-dqn)."),

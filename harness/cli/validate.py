@@ -68,7 +68,7 @@ def validate(file: Path = typer.Argument(..., help="A file to check: an app (μB
     from harness.spec.kinds import kind_of
     from harness.spec.loader import read_document
 
-    app_file = shipped.find(file)  # workloads/chain.json names the shipped app outside a checkout too
+    app_file = _named(file)
     warnings: list[str] = []
     try:
         kind = kind_of(read_document(app_file))
@@ -118,3 +118,28 @@ def _check(kind: str, path: Path, warnings: list[str]) -> list[str]:
     a = load_app(path)
     warnings.extend(f"{path}: {line}" for line in a.warnings)  # what warn_app prints
     return describe_app(a)
+
+
+def _named(file) -> Path:
+    """The file to check: a path as given (from where the user stands), or a name harness ships —
+    a built-in scenario (node-failure), an app (chain), a profile (chain.reach-local), an
+    inventory (reach-local)."""
+    from harness import shipped
+    from harness.errors import UserError
+    from harness.scenarios.catalog import builtin_dir, builtin_names
+
+    p = Path(file)
+    if p.exists() or len(p.parts) > 1 or p.suffix in (".json", ".yaml", ".yml"):
+        if not p.exists():
+            raise UserError("no such file (a path is read from where you stand; what harness ships is named alone: "
+                            "node-failure, chain, chain.reach-local, reach-local)", source=str(file))
+        return p
+    if str(file) in builtin_names():
+        return Path(str(builtin_dir() / f"{file}.yaml"))
+    for kind in ("app", "profile", "inventory"):
+        try:
+            return shipped.user_file(file, kind)
+        except UserError:
+            continue
+    raise UserError(f"no file and nothing harness ships named {str(file)!r} (scenarios: {', '.join(builtin_names())}; "
+                    "apps, profiles and inventories by their names)", source=str(file))

@@ -311,8 +311,9 @@ def default_model(app: str | None, profile: str | None) -> LatencyModel:
     from harness.spec.app import load_app
     from harness.spec.profile import load_profile
 
-    app = app or str(shipped.workload("chain"))
-    profile = profile or str(shipped.profile("chain"))
+    # gym.make("harness/CEEnv-v0", app="chain", profile="chain.reach-local"): names or the user's paths
+    app = str(shipped.user_file(app, "app")) if app else str(shipped.workload("chain"))
+    profile = str(shipped.user_file(profile, "profile")) if profile else str(shipped.profile("chain"))
     return model_for(load_app(app), load_profile(profile))
 
 
