@@ -23,6 +23,7 @@ import csv
 import heapq
 import itertools
 import json
+import sys
 import time
 from dataclasses import dataclass
 
@@ -36,6 +37,7 @@ from harness.sim.latency import LatencyModel
 from harness.sim.variability import RequestSpread, cv_matrix
 from harness.testbed.simulated import SimCluster
 
+PROGRESS_S = 5.0  # a simulation that runs longer than this says how far it is, every this often (stderr)
 DEPLOY_LEAD_S = 1.0  # the app is deployed this long before the load starts (live: however long it takes)
 
 
@@ -144,8 +146,19 @@ class SimRun(RunBase):
         return QueueingModel(interval.model).closed_latency(interval.X, users)
 
     # -------------------------------------------------------------- the run
+    def progress(self, text) -> None:
+        """One line on stderr every PROGRESS_S of wall clock once the run has taken that long
+        (``text`` a callable: built only when shown)."""
+        now = time.monotonic()
+        started = self.__dict__.setdefault("_started", now)
+        if now - max(started, self.__dict__.get("_shown", started)) >= PROGRESS_S:
+            self._shown = now
+            print(f"harness: simulating {self.out.path.name}: {text()} ({now - started:.0f} s)", file=sys.stderr,
+                  flush=True)
+
     def run(self) -> dict:
         sc = self.plan.scenario
+        self._started = time.monotonic()
         self.deploy()
         self.clock = self.T0
         self.intervals.append(Interval(0.0, self.intervals[-1].X, self.intervals[-1].model))
@@ -154,6 +167,7 @@ class SimRun(RunBase):
         while self._queue and self._queue[0][0] <= end:
             at, _, name, driver = heapq.heappop(self._queue)
             self.clock = max(self.clock, at)
+            self.progress(lambda: f"{self.clock - self.T0:.0f} of {sc.duration_s:g} s of virtual time")
             try:
                 wait = next(driver)
             except StopIteration:
@@ -179,7 +193,9 @@ class SimRun(RunBase):
             with open(self.out.request_file(k), "w", newline="") as f:
                 w = csv.writer(f)
                 w.writerow(REQUEST_FIELDS)
-                for t, ms in rows:
+                for n, (t, ms) in enumerate(rows):
+                    if n % 65536 == 0:
+                        self.progress(lambda: f"load {k}: writing request {n:,} of {len(rows):,}")
                     timed_out = ms is None or ms > spec.timeout_s * 1000
                     w.writerow((f"{self.T0 + t:.6f}", f"{(spec.timeout_s * 1000 if timed_out else ms):.3f}",
                                 0 if timed_out else 200, 0, TIMED_OUT if timed_out else "",
@@ -201,6 +217,7 @@ class SimRun(RunBase):
             for u in range(v):
                 starts.setdefault(u, a)
         for u, t in starts.items():
+            self.progress(lambda: f"closed load: user {u + 1} of {len(starts)}, {len(rows):,} requests")
             while t < duration:
                 if u >= users_at(t):  # this user was stopped by a step down
                     break
@@ -227,6 +244,8 @@ class SimRun(RunBase):
         out: list[tuple[float, float | None]] = []
         bounds = [i.t_run for i in self.intervals] + [np.inf]
         for i, interval in enumerate(self.intervals):
+            self.progress(lambda: f"load {k}: replaying {len(sends):,} requests, placement {i + 1} of "
+                                  f"{len(self.intervals)}")
             mine = sends[(sends >= max(0.0, bounds[i])) & (sends < bounds[i + 1])]
             if not len(mine):
                 continue

@@ -17,7 +17,7 @@ from harness.spec.names import Name
 
 
 class LabelKeys(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     type: str = Field("node.kubernetes.io/instance-type", description="the label naming a node's type (its VM size)")
     site: str = Field("topology.kubernetes.io/zone", description="the label naming a node's site")
     tier: str = Field("harness.io/tier", description="the label naming a node's tier, where a node has it")
@@ -26,13 +26,13 @@ class LabelKeys(BaseModel):
 class TypeFacts(BaseModel):
     """What a node's labels and capacity cannot say about its type."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     speed: float = Field(1.0, gt=0, description="relative CPU speed (only ratios between types matter)")
     cost: float = Field(0.0, ge=0, description="what one node of this type costs per hour")
 
 
 class ClusterMap(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     name: Name = Field("cluster", description="the testbed's name in status, profiles and run directories")
     labels: LabelKeys = Field(default_factory=LabelKeys)
     tiers: dict[str, str] = Field(default_factory=dict, description="a node without a tier label: the tier of the "

@@ -30,12 +30,12 @@ DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]
 
 
 class TierSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     role: Role = Field(description="what the tier is for metrics and heuristics: cloud, edge or client")
 
 
 class NodeType(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     tier: str = Field(description="cloud, edge, client, or a tier declared under 'tiers'")
     cpus: float = Field(gt=0, description="logical cores the scheduler sees")
     memory_gb: float = Field(gt=0, description="memory the scheduler sees, GiB")
@@ -48,7 +48,7 @@ class NodeType(BaseModel):
 
 
 class Node(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     name: str
     type: str
     site: str | None = Field(None, description="the site (cluster) the node belongs to")
@@ -66,7 +66,7 @@ class Node(BaseModel):
 class LocalOptions(BaseModel):
     """Knobs of the embedded local testbed (network namespaces + cgroups)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     prefix: str = Field("hx", description="prefix of every namespace, link and cgroup the testbed creates")
     subnet: str = Field("10.230.0.0/16", description="private /16 for the testbed; nodes get x.y.1.N")
     latency_injector: Literal["auto", "netem", "nfqueue"] = "auto"
@@ -105,7 +105,7 @@ class OpenStackOptions(BaseModel):
     """Where ``playbooks/openstack.yml`` creates the VMs. Credentials are never here: ``cloud``
     names an entry of the user's clouds.yaml, which only the openstack.cloud modules read."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     cloud: str = Field(description="entry in clouds.yaml (~/.config/openstack/clouds.yaml or OS_CLIENT_CONFIG_FILE)")
     image: str = Field(description="Glance image of every VM (Ubuntu 22.04/24.04 or Debian 12)")
     flavours: dict[str, str] = Field(min_length=1, description="node type -> Nova flavour")
@@ -128,7 +128,7 @@ class OpenStackOptions(BaseModel):
 class K3sOptions(BaseModel):
     """Knobs of the K3s testbed (real VMs from OpenStack, or SSH hosts you already have)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     provider: Literal["openstack", "ssh"]
     openstack: OpenStackOptions | None = None
     hosts: dict[str, str] = Field(default_factory=dict, description="node name -> address (provider ssh)")
@@ -164,7 +164,7 @@ class Link(BaseModel):
     """An override for the pairs between two sites, or between two nodes (RTT and/or bandwidth);
     with ``tiers``, a bandwidth for the pairs between two tiers (their RTT is in ``rtt_ms``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     tiers: list[str] | None = Field(None, min_length=2, max_length=2)
     sites: list[str] | None = Field(None, min_length=2, max_length=2)
     nodes: list[str] | None = Field(None, min_length=2, max_length=2)
@@ -195,7 +195,7 @@ SPECIFICITY = {"nodes": 0, "sites": 1, "tiers": 2}  # most specific first
 
 
 class Inventory(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     name: Name = "testbed"  # in profiles' file names (harness.spec.names)
     backend: str = Field("local", description="a backend of harness.testbed.backends: local or k3s")
     node_types: dict[str, NodeType] = Field(min_length=1)

@@ -3,22 +3,32 @@ service's internal job in ms, plus the testbed's measured RTT matrix. It feeds t
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness import shipped
 from harness.spec.loader import load_model
 from harness.spec.names import JoinedName, Name
 
 
+MAX_MS = 3_600_000.0  # an execution time or an RTT of an hour is no measurement of a microservice
+
+
+def _finite(value: Any, low: float, where: str, strict: bool = True) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or (value <= low if strict else value < low) or value > MAX_MS:
+        raise ValueError(f"{where}: expected a finite number {'>' if strict else '≥'} {low:g}, got {value!r}")
+
+
 class Timing(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    mean_ms: float = Field(ge=0)
-    p50_ms: float = Field(ge=0)
-    p95_ms: float = Field(ge=0)
-    std_ms: float = Field(ge=0)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    mean_ms: float = Field(ge=0, le=MAX_MS)
+    p50_ms: float = Field(ge=0, le=MAX_MS)
+    p95_ms: float = Field(ge=0, le=MAX_MS)
+    std_ms: float = Field(ge=0, le=MAX_MS)
     samples: int = Field(ge=1)
 
 
@@ -26,7 +36,7 @@ class Calibration(BaseModel):
     """How ``harness calibrate`` fitted this profile to the testbed (``harness.scenarios.calibration``): the
     execution times are then the ones measured live, and the model adds these overheads."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     method: str
     created: str = ""
     source_profile: str = ""
@@ -39,7 +49,7 @@ class Calibration(BaseModel):
 
 
 class Profile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     app: JoinedName  # the profile's file name: <app>.<testbed>.json (harness.spec.names)
     testbed: Name
     created: str
@@ -50,6 +60,20 @@ class Profile(BaseModel):
     services: dict[str, dict[str, Timing]]  # service -> node type -> timing
     rtt_ms: dict[str, dict[str, dict[str, float | None]]]  # measured / configured -> a -> b -> ms
     calibration: Calibration | None = None  # set by harness calibrate; None: REACH's model as published
+
+    @model_validator(mode="after")
+    def _numbers(self):
+        """What the untyped parts hold: each node type's speed and capacity, every RTT."""
+        for name, facts in self.node_types.items():
+            for key, low, strict in (("speed", 0, True), ("cpus", 0, True), ("memory_gb", 0, True), ("cost", 0, False)):
+                if key in facts:
+                    _finite(facts[key], low, f"node_types.{name}.{key}", strict)
+        for kind, rows in self.rtt_ms.items():
+            for a, row in rows.items():
+                for b, ms in row.items():
+                    if ms is not None:
+                        _finite(ms, 0, f"rtt_ms.{kind}.{a}.{b}", strict=False)
+        return self
 
     def execution_ms(self, service: str, node_type: str) -> float:
         return self.services[service][node_type].mean_ms

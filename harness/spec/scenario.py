@@ -20,7 +20,7 @@ from harness.spec.names import Name
 class Step(BaseModel):
     """From ``at_s`` on (seconds after the load starts), ``value`` users or requests/s."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     at_s: float = Field(ge=0)
     value: float = Field(ge=0)
 
@@ -28,7 +28,7 @@ class Step(BaseModel):
 class TraceEvent(BaseModel):
     """One request of a μBench Runner workload file: ``time`` in ms after the start, the service."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     time: float = Field(ge=0)
     service: str
 
@@ -37,7 +37,7 @@ class Load(BaseModel):
     """One load: its shape, where it enters the app and which client node sends it. A scenario
     may have several (a list), each with its own entry service and client."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     # closed: Locust users that send their next request when the last one returns, no wait
     # (REACH's best-effort generator); open: Poisson arrivals at a rate, whatever the replies
     # do, so slow replies cannot slow the load down (no coordinated omission); periodic: one
@@ -68,7 +68,7 @@ class FaultParams(BaseModel):
     """What every fault has: when (seconds after the load starts) and its kind. Each fault kind
     (a module of ``harness/faults/``) extends this with its own parameters and validation."""
 
-    model_config = ConfigDict(extra="allow")  # the kind's own fields, checked by the kind's model
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)  # the kind's own fields, checked by the kind's model
     at_s: float = Field(ge=0)
     kind: str
 
@@ -77,7 +77,7 @@ class Autoscaling(BaseModel):
     """The Kubernetes HPA on CPU: desired = ceil(replicas * utilisation / target), utilisation =
     CPU used / CPU requested, averaged over the service's pods; no change within the tolerance."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     enabled: bool = False
     target_cpu: float = Field(0.5, gt=0, description="target CPU utilisation, share of the request")
     min_replicas: int = Field(1, ge=1)
@@ -89,7 +89,7 @@ class Autoscaling(BaseModel):
 
 
 class Rescheduler(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     period_s: float = Field(15.0, gt=0, description="time between rescheduling rounds")
     start_s: float = Field(5.0, ge=0, description="first round, seconds after the load starts")
     max_moves: int = Field(10, ge=0, description="moves per round at most")
@@ -104,7 +104,7 @@ class HpaPace(BaseModel):
     ``sync_s``; up by at most the larger of 4 pods and 100 %; down only to the highest count wanted
     in the last ``scale_down_stabilization_s``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     sync_s: float = Field(15.0, gt=0)
     scale_down_stabilization_s: float = Field(300.0, ge=0)
 
@@ -115,7 +115,7 @@ class ReplicaSchedule(BaseModel):
     every policy meets the same demand at the same time. A service a cycle leaves out keeps its count.
     With ``hpa``, the counts are what the HPA is asked for, and reach the cluster at its pace."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     cycle_s: float = Field(gt=0)
     cycles: list[dict[str, int]] = Field(min_length=1)
     hpa: HpaPace | None = None
@@ -134,7 +134,7 @@ class Background(BaseModel):
     its CPU and memory taken, drawn per node from the run's seed, uniform in the range, for the
     whole run. The policies see that room as used; nothing runs in it, live or simulated."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     cpu: tuple[float, float] = Field((0.0, 0.5), description="share of each node's cores taken (low, high)")
     memory: tuple[float, float] = Field((0.0, 0.5), description="share of each node's memory taken (low, high)")
 
@@ -151,7 +151,7 @@ class RequestStream(BaseModel):
     service, arrives as a Poisson process and leaves after an exponential lifetime; the policy's
     placer places all R, or the request is rejected (none started)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     service: str | list[str] = Field(description="the service, or several: each request is for one of them, drawn "
                                                  "uniformly")
     rate_per_s: float = Field(gt=0, description="mean arrivals per second")
@@ -172,8 +172,21 @@ class RequestStream(BaseModel):
         return [self.service] if isinstance(self.service, str) else list(self.service)
 
 
+class Limits(BaseModel):
+    """What a scenario may ask for at most (issue 65): past it the scenario is refused at
+    validation, before anything runs. Each is raised here, knowingly: a simulation keeps every
+    request it replays in memory (100,000 open-loop requests of Chain held about 500 MB)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    duration_s: float = Field(7 * 86400.0, gt=0, description="a run's length, s (default a week)")
+    rate_per_s: float = Field(10_000.0, gt=0, description="an open or periodic load's requests/s, a request "
+                              "stream's arrivals/s")
+    users: int = Field(10_000, ge=1, description="a closed load's users")
+    requests: int = Field(100_000, ge=1, description="the requests the open and periodic loads send over the run")
+
+
 class Scenario(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     name: Name  # its run directories' name (harness.spec.names)
     description: str
     duration_s: float = Field(gt=0)
@@ -189,6 +202,7 @@ class Scenario(BaseModel):
     replica_schedule: ReplicaSchedule | None = None
     request_stream: RequestStream | None = None
     background: Background | None = None
+    limits: Limits = Field(default_factory=Limits, description="what it may ask for at most; raise knowingly")
 
     def apps(self) -> list[str]:
         return self.app if isinstance(self.app, list) else [self.app]
@@ -207,4 +221,31 @@ class Scenario(BaseModel):
                 raise ValueError(f"faults[{i}].at_s ({f.at_s:g}) is not before duration_s ({self.duration_s:g})")
         if self.autoscaling.min_replicas > self.autoscaling.max_replicas:
             raise ValueError("autoscaling.min_replicas is above max_replicas")
+        self._bounded()
         return self
+
+    def _bounded(self) -> None:
+        lim = self.limits
+        raise_it = "raise limits.{} knowingly to run it"
+        if self.duration_s > lim.duration_s:
+            raise ValueError(f"duration_s {self.duration_s:g} is above the limit {lim.duration_s:g} s; "
+                             + raise_it.format("duration_s"))
+        requests = 0.0
+        for k, load in enumerate(self.loads()):
+            where = f"load[{k}]" if isinstance(self.load, list) else "load"
+            edges = [s.at_s for s in load.steps] + [max(self.duration_s, load.steps[-1].at_s)]
+            for i, step in enumerate(load.steps):
+                if load.mode == "closed" and step.value > lim.users:
+                    raise ValueError(f"{where}.steps[{i}].value: {step.value:g} users is above the limit {lim.users}; "
+                                     + raise_it.format("users"))
+                if load.mode in ("open", "periodic"):
+                    if step.value > lim.rate_per_s:
+                        raise ValueError(f"{where}.steps[{i}].value: {step.value:g} requests/s is above the limit "
+                                         f"{lim.rate_per_s:g}; " + raise_it.format("rate_per_s"))
+                    requests += step.value * max(0.0, min(edges[i + 1], self.duration_s) - step.at_s)
+        if requests > lim.requests:
+            raise ValueError(f"the loads would send {requests:.3g} requests over {self.duration_s:g} s, above the limit "
+                             f"{lim.requests}; shorten the run or lower the rate, or " + raise_it.format("requests"))
+        if self.request_stream is not None and self.request_stream.rate_per_s > lim.rate_per_s:
+            raise ValueError(f"request_stream.rate_per_s {self.request_stream.rate_per_s:g} is above the limit "
+                             f"{lim.rate_per_s:g}; " + raise_it.format("rate_per_s"))
