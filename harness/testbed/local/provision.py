@@ -15,8 +15,14 @@ from harness.testbed.local import linkemu, monitoring, network, rtt
 from harness.testbed.local.layout import layout_for
 
 
+MAX_NODES = 250
+
+
 def provision(inv: Inventory, state_dir: Path, on_progress: Callable[[Progress], None] | None = None,
               measure: bool = True) -> tuple[TestbedState, PlaybookResult]:
+    if len(inv.nodes) > MAX_NODES:  # one /24 of veth addresses; a simulated inventory has no such cap
+        raise UserError(f"{len(inv.nodes)} nodes; the local testbed holds at most {MAX_NODES} (a larger continuum "
+                        "is simulated: harness evaluate SCENARIO --inventory FILE)", field="nodes")
     if os.geteuid() != 0:
         raise UserError("the local testbed needs root (network namespaces, cgroups, iptables); run as root")
     existing = load_state(state_dir)
