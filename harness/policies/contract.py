@@ -95,6 +95,39 @@ class CannotPlan(Exception):
     """The policy cannot handle this cluster (e.g. an exact search beyond its size limit)."""
 
 
+class BadOutput(Exception):
+    """A policy returned what its contract does not allow: counted as a policy error, like a raise."""
+
+
+def checked_plan(plan, view: "ClusterView") -> list[Move]:
+    """What ``plan()`` returned, if it is a list of Moves (of strings); else BadOutput naming the
+    first thing that is not."""
+    try:
+        moves = list(plan)
+    except TypeError:
+        raise BadOutput(f"plan() returned {type(plan).__name__} {plan!r:.60}, not a list of Move") from None
+    for m in moves:
+        if not isinstance(m, Move) or not isinstance(m.pod, str) or not isinstance(m.node, str):
+            raise BadOutput(f"plan() returned {type(m).__name__} {m!r:.60} among its moves, not a Move(pod, node)")
+    return moves
+
+
+def checked_place(nodes, view: "ClusterView", asked: int) -> list[str | None]:
+    """What ``place()`` returned, if it is one node name of ``view`` (or None) per pod asked; else
+    BadOutput naming the first thing that is not."""
+    try:
+        out = list(nodes)
+    except TypeError:
+        raise BadOutput(f"place() returned {type(nodes).__name__} {nodes!r:.60}, not a list of node names") from None
+    if len(out) != asked:
+        raise BadOutput(f"place() returned {len(out)} nodes for {asked} pods")
+    names = {n.name for n in view.nodes}
+    for x in out:
+        if x is not None and (not isinstance(x, str) or x not in names):
+            raise BadOutput(f"place() returned {type(x).__name__} {x!r:.60}, not a node of this cluster or None")
+    return out
+
+
 EPS = 1e-9  # capacity comparisons: a pod that exactly fills a node fits
 
 

@@ -84,8 +84,15 @@ class SimWorld:
         view = self.view()
         pending = [PendingPod(self.dyn.model.services[self.dyn.slot_service[s]], float(self.dyn.r_cpu[s]),
                               float(self.dyn.r_mem[s]), self.pod_name(s)) for s in slots]
+        from harness.errors import PolicyError
+        from harness.policies.contract import BadOutput, checked_place
+
+        try:
+            nodes = checked_place(placer.place(view, pending), view, len(pending))
+        except BadOutput as exc:
+            raise PolicyError(f"policy {placer.name!r}: {exc}") from None
         rejected = 0
-        for slot, node in zip(slots, placer.place(view, pending)):
+        for slot, node in zip(slots, nodes):
             if node is None:
                 rejected += 1
                 continue

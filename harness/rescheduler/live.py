@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from harness.errors import PolicyError, TestbedError
-from harness.policies.contract import ClusterView, Move, PendingPod, PodView, Policy
+from harness.policies.contract import ClusterView, Move, PendingPod, PodView, Policy, checked_place
 from harness.rescheduler.loop import CycleGuard, MoveFailed, Round, run_round
 from harness.sim.topology import model_for
 from harness.spec.app import App
@@ -168,8 +168,8 @@ def place_new(placer: Policy, live: LiveView, services: list[str], lock: threadi
                 ask.append(i)
         if ask:
             try:
-                nodes = list(placer.place(view, [pending[i] for i in ask]))
-            except Exception as exc:  # user code: its pods stay pending, the run goes on
+                nodes = checked_place(placer.place(view, [pending[i] for i in ask]), view, len(ask))
+            except Exception as exc:  # user code (a raise, or what the contract does not allow): its pods stay pending
                 on_event("policy-error", where="place", error=f"{type(exc).__name__}: {exc}"[:300])
                 nodes = [None] * len(ask)
             for i, node in zip(ask, nodes):
@@ -250,8 +250,12 @@ def initial_placement(placer: Policy, live: LiveView, replicas: dict[str, int],
                 order.append(view.pending(service, f"{service}#{r + 1}"))
     out: dict[str, list[str]] = {s: [] for s in replicas}
     try:
-        nodes = list(placer.place(view, order))
-    except Exception as exc:  # user code: one line that names it, not a traceback
+        nodes = checked_place(placer.place(view, order), view, len(order))
+    except Exception as exc:  # user code (a raise, or a NaN, an int, an unknown node): one line, not a traceback
+        from harness.policies.contract import BadOutput
+
+        if isinstance(exc, BadOutput):
+            raise PolicyError(f"policy {placer.name!r} at deployment: {exc}") from exc
         raise PolicyError(f"policy {placer.name!r} raised in place() at deployment: {type(exc).__name__}: {exc}") from exc
     for pod, node in zip(order, nodes):
         if node is None and pending is not None:

@@ -18,7 +18,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, ContextManager, Protocol
 
-from harness.policies.contract import Ability, CannotPlan, ClusterView, Move, Policy
+from harness.policies.contract import Ability, CannotPlan, ClusterView, Move, Policy, checked_plan
 
 Event = Callable[..., None]  # on_event(kind, **detail)
 
@@ -130,7 +130,7 @@ def run_round(policy: Policy, world: World, max_moves: int, guard: CycleGuard | 
             with world.turn():
                 snapshot = world.view()
             try:
-                pending = list(think(lambda: policy.plan(snapshot)))  # outside the turn: the world goes on
+                pending = checked_plan(think(lambda: policy.plan(snapshot)), snapshot)  # outside the turn
             except CannotPlan as exc:
                 on_event("reschedule-skipped", reason=str(exc))
                 return Round(moves, "skipped")

@@ -161,3 +161,21 @@ def test_a_policy_that_raises_can_be_left_idle_for_the_rest_of_the_run(tmp_path)
     assert r.returncode == 0, r.stderr
     summary = json.loads(next(tmp_path.glob("*/*/summary.json")).read_text())
     assert summary["policy_errors"] == 1
+
+
+def test_a_plan_of_wrong_types_is_a_counted_policy_error_not_silence(tmp_path):
+    """[("a","b"), 7, "x"] from plan(): every round a policy-error, counted and warned, as a raise is."""
+    import json
+
+    r = _simulate("node-failure", f"{FAULTY}:WrongPlan", tmp_path)
+    assert r.returncode == 0, r.stderr
+    s = next(json.loads(p.read_text()) for p in tmp_path.glob("*/*/summary.json"))
+    assert s["policy_errors"] >= 5 and "harness: warning: wrong-plan" in r.stderr
+
+
+@pytest.mark.parametrize("cls,what", [("PlacesNaN", "float nan"), ("PlacesNowhere", "'no-such-node'")])
+def test_a_placement_of_wrong_types_at_deployment_is_one_line(tmp_path, cls, what):
+    r = _simulate("steady", f"{FAULTY}:{cls}", tmp_path)
+    assert r.returncode == 1, r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and "place() returned" in lines[0] and what in lines[0], r.stderr

@@ -70,3 +70,29 @@ class DiesOnce(CloudFirst):
             marker.write_text("died")
             os._exit(9)
         return super().place(view, pods)
+
+
+class WrongPlan(CloudFirst):
+    """Places as cloud-first; every plan returns what no Move is."""
+
+    name = "wrong-plan"
+    abilities = frozenset({Ability.PLACE, Ability.PLAN})
+
+    def plan(self, view):
+        return [("a", "b"), 7, "x"]
+
+
+class PlacesNaN(Policy):
+    name = "places-nan"
+    Args, abilities = NoArgs, frozenset({Ability.PLACE})
+
+    def place(self, view, pods):
+        return [float("nan")] * len(pods)
+
+
+class PlacesNowhere(Policy):
+    name = "places-nowhere"
+    Args, abilities = NoArgs, frozenset({Ability.PLACE})
+
+    def place(self, view, pods):
+        return ["no-such-node"] * len(pods)
