@@ -62,11 +62,12 @@ def latency_over_time(runs: list[Run], window: int = 30) -> Section:
     """REACH Figs. 9-10: each request a point, the moving average, the mean dashed, event markers."""
     plt = _plt()
     runs = [r for r in runs if r.requests is not None and len(r.requests)]
-    sec = Section("Latency over time", f"Every request of every run; line: moving average over {window} requests; "
-                  "dashed: the run's mean; markers: faults (red), moves (green), scale events (blue).")
+    sec = Section("Latency over time", f"Every request of every run, one panel a run on one shared latency axis; "
+                  f"line: moving average over {window} requests; dashed: the run's mean; markers: faults (red), moves "
+                  "(green), scale events (blue).")
     if not runs:
         return sec
-    fig, axes = plt.subplots(len(runs), 1, figsize=(10, 2.4 * len(runs)), sharex=True, squeeze=False)
+    fig, axes = plt.subplots(len(runs), 1, figsize=(10, 2.4 * len(runs)), sharex=True, sharey=True, squeeze=False)
     for ax, run in zip(axes[:, 0], runs):
         ok = ok_requests(run).sort_values("t_send")
         t0 = run.t0 or float(ok.t_send.min())
@@ -272,6 +273,28 @@ def sim_vs_live(runs: list[Run]) -> Section:
         sec.figures.append((f"sim_vs_live_{scenario}.png", _png(fig)))
     if rows:
         sec.tables.append(("sim_vs_live", pd.DataFrame(rows)))
+    return sec
+
+
+def summary(runs: list[Run], baseline: str | None) -> Section:
+    """What a reader wants first: per policy (and world), its runs' mean and p95 latency and errors,
+    each over the seeds with its 95 % interval, and the mean's ratio to the baseline's."""
+    sec = Section("Summary", "Per policy, over its runs (seeds): mean and p95 latency with their 95 % intervals "
+                  "(Student's t), errors per run, and the mean's ratio to the baseline's"
+                  + (f" ({baseline})." if baseline else " (give --baseline POLICY)."))
+    rows = []
+    for policy in dict.fromkeys(r.policy for r in runs):
+        of = [r.summary for r in runs if r.policy == policy]
+        row = {"policy": policy, "runs": len(of)}
+        for key in ("mean_ms", "p95_ms"):
+            m, half = mean_ci95([float(x[key]) for x in of if isinstance(x.get(key), (int, float))] or [np.nan])
+            row[key], row[f"{key[:-3]}_ci95_ms"] = round(m, 2), None if half is None else round(half, 2)
+        row["errors"] = round(float(np.mean([x.get("errors") or 0 for x in of])), 2)
+        rows.append(row)
+    base = next((r["mean_ms"] for r in rows if r["policy"] == baseline), None)
+    for r in rows:
+        r["ratio_to_baseline"] = round(r["mean_ms"] / base, 3) if base else None
+    sec.tables.append(("summary", pd.DataFrame(rows)))
     return sec
 
 
@@ -579,7 +602,7 @@ def build(col: Collected, out: Path, baseline: str | None = None, threshold_ms: 
     out.mkdir(parents=True, exist_ok=True)
     sections: list[Section] = []
     if col.runs:
-        sections += [latency_over_time(col.runs), rps_over_time(col.runs), tails(col.runs, threshold_ms),
+        sections += [summary(col.runs, baseline), latency_over_time(col.runs), rps_over_time(col.runs), tails(col.runs, threshold_ms),
                      across_seeds(col.runs, baseline), placement_metrics(col.runs)]
         if any(r.world == "live" for r in col.runs):  # the simulator against what a testbed measured: live runs only
             sections.append(fidelity([r for r in col.runs if r.world == "live"]))
@@ -639,7 +662,9 @@ def cell(v) -> str:
     return str(v)
 
 
-CSS = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
+FOLD_ROWS, FOLD_COLUMNS = 12, 12  # a table past either is folded in the page (its CSV holds it whole)
+CSS = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1360px;padding:0 1em;color:#222}
+details{margin:.6em 0}summary{cursor:pointer;color:#245}
 h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ddd}table{border-collapse:collapse;font-size:.85em;margin:.8em 0}
 td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right}th{background:#f4f4f4}caption{text-align:left;font-weight:600;padding:.2em 0}img{max-width:100%}
 .wide{overflow-x:auto}.problems{background:#fff4e5;border:1px solid #f0b35a;padding:.6em 1em}"""
@@ -659,12 +684,16 @@ def render_html(sections: list[Section], problems: list[str]) -> str:
             parts.append(f"<figure><img alt='{html.escape(name)}' src='data:image/png;base64,"
                          f"{base64.b64encode(png).decode()}'></figure>")
         for name, df in sec.tables:
+            fold = len(df) > FOLD_ROWS or len(df.columns) > FOLD_COLUMNS  # raw tables: open on demand
+            if fold:
+                parts.append(f"<details><summary>{html.escape(name)}.csv: {len(df)} rows × {len(df.columns)} "
+                             "columns (show)</summary>")
             parts.append(f"<div class='wide'><table data-table='{html.escape(name)}'>"  # the caption: where it is saved
                          f"<caption>{html.escape(name)}.csv</caption><tr>" +
                          "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns) + "</tr>")
             for row in df.itertuples(index=False):
                 parts.append("<tr>" + "".join(f"<td>{html.escape(cell(v))}</td>" for v in row) + "</tr>")
-            parts.append("</table></div>")
+            parts.append("</table></div>" + ("</details>" if fold else ""))
         parts.append("</section>")
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -199,3 +199,18 @@ def test_kendall_tau_and_the_ks_distance_are_the_textbook_ones():
     assert kendall_tau([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(4 / 6)
     assert ks_distance([1, 2, 3], [1, 2, 3]) == 0.0 and ks_distance([1, 2], [3, 4]) == 1.0
     assert ks_distance([1, 2, 3, 4], [3, 4, 5, 6]) == pytest.approx(0.5)
+
+
+def test_the_report_opens_with_a_summary_and_folds_raw_tables(tmp_path):
+    """First the summary (each policy's mean and p95 with intervals, errors, ratio to the
+    baseline); a long raw table is folded."""
+    for seed in (0, 1):
+        for p, m in (("a", 150.0), ("b", 300.0)):
+            make_run(tmp_path / "runs" / f"{p}-s{seed}", p, seed, m, seconds=30, draw=seed)
+    page = build(find([tmp_path / "runs"]), tmp_path / "report", baseline="a").read_text()
+    first = page.index("<h2>")
+    assert page[first:first + 20].startswith("<h2>Summary</h2>")
+    table = pd.read_csv(tmp_path / "report" / "summary.csv").set_index("policy")
+    assert table.loc["a", "ratio_to_baseline"] == 1.0 and table.loc["b", "ratio_to_baseline"] > 1.5
+    assert table.loc["a", "runs"] == 2 and table.loc["a", "mean_ci95_ms"] >= 0
+    assert "<details>" in page  # the per-run raw tables are folded
