@@ -7,7 +7,7 @@ placement held when it was sent —
 - open, periodic and trace loads: the requests replayed through the placement's processor-sharing
   nodes (``sim.trace_replay``), so they queue as the node-ps model says; each placement interval is
   replayed apart (a queue does not carry over a change of placement);
-- closed loops: each user sends its next request when the last returns, each taking the closed
+- closed loops: each user sends its next request when the last returns or times out, each taking the closed
   network's mean latency for the users running (``QueueingModel.closed_latency``; one user:
   REACH's model), so within an interval the requests of a closed loop all take the same time;
 - a request slower than its load's ``timeout_s`` is an error, as live.
@@ -226,7 +226,9 @@ class SimRun(RunBase):
                 if ms is not None:
                     ms *= self.ratio(interval)
                 rows.append((t, ms))
-                t += (ms if ms is not None else spec.timeout_s * 1000) / 1000
+                # as live: a user gives up at the timeout and sends its next request then (never waits
+                # out a latency past it: a load where every request times out still sends, and says so)
+                t += min(ms if ms is not None else np.inf, spec.timeout_s * 1000) / 1000
         return sorted(rows)
 
     def ratio(self, interval: Interval) -> float:
