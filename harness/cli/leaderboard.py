@@ -33,6 +33,9 @@ def leaderboard(
     train: bool = typer.Option(False, "--train", help="First train every model a learned policy lacks here (the "
                                "coverage's 'no model') into --model-dir with the file's train: flags, in --jobs "
                                "processes or on --ray; then play."),
+    cell_budget: float = typer.Option(3600.0, "--cell-budget", min=0.001, help="Seconds of wall clock a simulated "
+                                      "cell may play in the process pool: past it the cell is reported timed out "
+                                      "(its worker killed) and the other cells go on."),
     resume: bool = typer.Option(False, "--resume", help="Go on with the stopped sweep in --out (Ctrl-C, a crash, "
                                 "the end of a session): its finished cells are kept, the others played."),
 ) -> None:
@@ -55,9 +58,15 @@ def leaderboard(
     if mode not in ("sim", "live", "both"):
         raise UserError(f"expected sim, live or both, got {mode!r}", field="--mode")
     board = load_leaderboard(file)
+    from harness.leaderboard.cells import check_policies
+
+    check_policies(board, file)  # before the banner and the folder
     if resume and out is None:
         raise UserError("give the stopped sweep's folder with --out", field="--resume")
     out = out or Path("results") / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-leaderboard-{board.name}"
+    if resume:
+        sweep.resumed(file, out)  # nothing to resume there: one line before the folder is made
+    ctx.with_resource(sweep.writer(out))  # one writer per --out, held to the end (made here: the lock is in it)
     console = make_console(stderr=True)
     console.print(f"leaderboard {board.name} v{board.version}: {len(board.tracks)} tracks, {seeds} seeds, "
                   f"{'Ray ' + ray if ray else f'{jobs} processes'}; results in {out}")
@@ -79,7 +88,8 @@ def leaderboard(
         task = bar.add_task("cells", total=None)
         result = sweep.run(file, out, seeds, jobs, shipped.find(model_dir),
                            lambda done, total: bar.update(task, completed=done, total=total), ray=ray, mode=mode,
-                           cluster=cluster, state_dir=state_dir, resume=resume, first_seed=seed)
+                           cluster=cluster, state_dir=state_dir, resume=resume, first_seed=seed,
+                           cell_budget_s=cell_budget)
     for track, why in result.not_live.items():
         console.print(f"harness: {track} not played live: {why}")
     coverage_file, coverage_text = tables.write_coverage(board, result.coverage, result.failed, out)
@@ -97,8 +107,11 @@ def leaderboard(
             print("\nsim vs live, Spearman's ρ of the ranks per track: " + ", ".join(
                 f"{t} {'-' if rho is None else f'{rho:.2f}'}" for t, rho in tables.agreement(board, result.rows).items()))
         print(coverage_text)
+    from harness.leaderboard.cells import TIMED_OUT
+
     for key, error in sorted(result.failed.items()):
-        print(f"harness: error: cell {'/'.join(map(str, key))} failed twice: {error}", file=sys.stderr)
+        how = "timed out" if error.partition(": ")[2].startswith(TIMED_OUT) else "failed twice"
+        print(f"harness: error: cell {'/'.join(map(str, key))} {how}: {error}", file=sys.stderr)
     print(f"\n{len(result.rows)} numbers from {out / 'runs'} in {result.seconds:.0f} s: {out / 'leaderboard.csv'}",
           file=sys.stderr if json_out else sys.stdout)
     if result.failed:

@@ -20,6 +20,7 @@ import os
 import shutil
 import tarfile
 import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,9 +36,9 @@ if TYPE_CHECKING:
 
 # what every run contributes to the long table: summary fields and placement metrics
 METRIC_FIELDS = ("mean_ms", "p95_ms", "p99_ms", "errors", "requests", "moves", "moved_share", "recovery_s",
-                 "policy_errors", "edge_ratio", "cost", "gini_nodes", "rejection_rate", "request_rejection_rate",
-                 "replica_cost", "gini_sites", "cost_delay_objective", "cost_delay_gap", "cost_delay_over_cap",
-                 "total_delay", "total_delay_s", "unstable_queues")
+                 "policy_errors", "plan_timeouts", "edge_ratio", "cost", "gini_nodes", "rejection_rate",
+                 "request_rejection_rate", "replica_cost", "gini_sites", "cost_delay_objective", "cost_delay_gap",
+                 "cost_delay_over_cap", "total_delay", "total_delay_s", "unstable_queues")
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,23 @@ def _world_coverage(track: Track, cov: Coverage, model_dir: Path) -> None:
                         cov.to_train[model] = tuple(deployment.train_argv(name, app, s, model_dir))
 
 
+def check_policies(board: Leaderboard, file: Path) -> None:
+    """Every policy a cluster track names exists and takes the arguments given: else one line
+    naming ``file`` and the field (``tracks[i].policies[j]``), before a banner or a folder."""
+    from harness.errors import UserError
+    from harness.policies import parse_ref, resolve, typed_args
+
+    for i, track in enumerate(board.tracks):
+        if track.world != "cluster":
+            continue
+        for j, name in enumerate(track.policies or []):
+            try:
+                base, raw = parse_ref(name)
+                typed_args(resolve(base), raw, name)
+            except UserError as exc:
+                raise UserError(exc.detail, source=str(file), field=f"tracks[{i}].policies[{j}]") from None
+
+
 def cells(board: Leaderboard, cov: Coverage, seeds: list[int]) -> list[Cell]:
     """Every (track, app, scenario, seed) of ``seeds`` (``harness.seeds.seed_list``), with the policies joining it."""
     out = []
@@ -274,18 +292,36 @@ def _worker_init() -> None:
 Done = Callable[["Cell", "list[dict] | None", "str | None"], None]
 
 
-def run_cells(todo: list[Cell], out: Path, model_dir: Path, jobs: int, on_done: Done) -> None:
+CELL_BUDGET_S = 3600.0  # a cell's wall clock at most (harness leaderboard --cell-budget)
+TIMED_OUT = "timed out"  # how a cell past its budget is reported (its error begins with it)
+
+
+def run_cells(todo: list[Cell], out: Path, model_dir: Path, jobs: int, on_done: Done,
+              budget_s: float = CELL_BUDGET_S) -> None:
     """Play every cell in worker processes, at most ``jobs`` at once; ``on_done(cell, summaries,
     error)`` after each. A cell that raises is played once more; one whose worker died (the pool
     cannot say which of the cells in flight killed it) is played again alone, so an innocent
-    neighbour is not blamed; a second failure is reported, never dropped."""
-    suspects = _pass(todo, out, model_dir, jobs, on_done)
+    neighbour is not blamed; a second failure is reported, never dropped. A cell still playing
+    ``budget_s`` after it was handed to a worker is reported timed out, not played again (a
+    hang hangs again): its worker is killed, the other cells in flight are played again."""
+    suspects = _pass(todo, out, model_dir, jobs, on_done, budget_s=budget_s)
     for cell in suspects:  # alone: a death now is this cell's own
-        if _pass([cell], out, model_dir, 1, on_done, last=True):
+        if _pass([cell], out, model_dir, 1, on_done, last=True, budget_s=budget_s):
             on_done(cell, None, "its worker process died, twice")
 
 
-def _pass(todo: list[Cell], out: Path, model_dir: Path, jobs: int, on_done: Done, last: bool = False) -> list[Cell]:
+def _kill_workers(pool: cf.ProcessPoolExecutor) -> None:
+    """Every worker of ``pool`` killed (a cell past its budget cannot be stopped otherwise)."""
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            proc.kill()
+        except Exception:
+            pass  # already gone
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _pass(todo: list[Cell], out: Path, model_dir: Path, jobs: int, on_done: Done, last: bool = False,
+          budget_s: float = CELL_BUDGET_S) -> list[Cell]:
     """One pass over ``todo``; the cells in flight when a worker died (to be played again)."""
     ctx = multiprocessing.get_context("spawn")  # torch and fork do not mix
     queue = [(c, 2 if last else 1) for c in todo]
@@ -293,14 +329,30 @@ def _pass(todo: list[Cell], out: Path, model_dir: Path, jobs: int, on_done: Done
     while queue:
         with cf.ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_init) as pool:
             pending: dict = {}
+            began: dict = {}
             broken = False
             while (queue or pending) and not broken:
                 while queue and len(pending) < jobs:  # no more in flight than workers: a death blames few
                     c, attempt = queue.pop(0)
-                    pending[pool.submit(play, c, out, model_dir)] = (c, attempt)
-                done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                    fut = pool.submit(play, c, out, model_dir)
+                    pending[fut], began[fut] = (c, attempt), time.monotonic()
+                first = min(began[f] for f in pending)
+                done, _ = cf.wait(pending, timeout=max(0.0, first + budget_s - time.monotonic()),
+                                  return_when=cf.FIRST_COMPLETED)
+                if not done:  # past the budget: those cells are timed out, the rest played again
+                    now = time.monotonic()
+                    for fut, (c, attempt) in list(pending.items()):
+                        if now - began[fut] >= budget_s:
+                            on_done(c, None, f"{TIMED_OUT}: still playing after the cell budget of {budget_s:g} s "
+                                             "(harness leaderboard --cell-budget)")
+                        else:
+                            queue.insert(0, (c, attempt))
+                    pending.clear()
+                    _kill_workers(pool)
+                    break
                 for fut in done:
                     c, attempt = pending.pop(fut)
+                    began.pop(fut)
                     try:
                         result = fut.result()
                     except cf.process.BrokenProcessPool:

@@ -4,13 +4,16 @@ its version, harness's commit, the seeds, the wall time, any failed cell)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import shutil
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from harness import shipped
 from harness.leaderboard import cells as cl
@@ -34,7 +37,7 @@ class Sweep:
 def run(file: Path, out: Path, seeds: int, jobs: int, model_dir: Path,
         on_progress: Callable[[int, int], None] = lambda done, total: None, ray: str | None = None,
         mode: str = "sim", cluster=None, state_dir: Path | None = None, resume: bool = False,
-        first_seed: int = 0) -> Sweep:
+        first_seed: int = 0, cell_budget_s: float = cl.CELL_BUDGET_S) -> Sweep:
     """The sweep of ``file`` into ``out``, ``seeds`` seeds from ``first_seed`` (``harness.seeds``)
     per (track, app, scenario). ``mode`` sim: every cell in simulation, on a local
     process pool of ``jobs`` or with ``ray`` on a Ray cluster ("local": a local instance of
@@ -43,8 +46,17 @@ def run(file: Path, out: Path, seeds: int, jobs: int, model_dir: Path,
     tables set the worlds side by side. ``resume``: ``out`` holds a stopped sweep of the same
     file; the cells whose rows its long table has are kept, not played again. The long table is
     rewritten as cells finish (at most every few seconds, and when the sweep stops), so a sweep
-    stopped by Ctrl-C or a crash keeps every finished cell."""
+    stopped by Ctrl-C or a crash keeps every finished cell. ``cell_budget_s``: a simulated cell
+    still playing after it (in the process pool) is reported timed out, its worker killed."""
     board = load_leaderboard(file)
+    cl.check_policies(board, file)  # a policy that does not exist: one line, before the folder is made
+    with writer(out):
+        return _run(file, board, out, seeds, jobs, model_dir, on_progress, ray, mode, cluster, state_dir, resume,
+                    first_seed, cell_budget_s)
+
+
+def _run(file, board, out, seeds, jobs, model_dir, on_progress, ray, mode, cluster, state_dir, resume, first_seed,
+         cell_budget_s) -> Sweep:
     sweep = Sweep(board, mode=mode)
     kept = resumed(file, out) if resume else set()
     out.mkdir(parents=True, exist_ok=True)
@@ -78,7 +90,7 @@ def run(file: Path, out: Path, seeds: int, jobs: int, model_dir: Path,
     on_progress(0, len(todo) + len(live))
     try:
         if todo and ray is None:
-            cl.run_cells(todo, out, model_dir, jobs, finished)
+            cl.run_cells(todo, out, model_dir, jobs, finished, budget_s=cell_budget_s)
         elif todo:
             cl.run_cells_on_ray(todo, out, model_dir, None if ray == "local" else ray, jobs, finished)
         if live:
@@ -89,6 +101,47 @@ def run(file: Path, out: Path, seeds: int, jobs: int, model_dir: Path,
     sweep.seconds, sweep.parts = sum(p["seconds"] for p in parts), len(parts)
     write(sweep, file, out, seeds, jobs, ray)
     return sweep
+
+
+LOCK = ".sweep.lock"
+_held: set[Path] = set()  # the folders this process writes into (the lock is taken once per process)
+
+
+@contextmanager
+def writer(out: Path) -> Iterator[None]:
+    """One writer per results folder: an ``flock`` on ``out/.sweep.lock`` (made with the folder),
+    held for the block; a second sweep into ``out`` is refused at once, in one line naming the
+    first. The kernel drops the lock when its holder exits, however it exits."""
+    from harness.errors import UserError
+
+    key = out.resolve()
+    if key in _held:
+        yield
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    f = open(out / LOCK, "a+")
+    try:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "another process"
+            raise UserError(f"another harness leaderboard ({holder}) is writing into this folder; wait for it to "
+                            "end or give another --out", source=str(out), field="--out") from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()}")
+        f.flush()
+        _held.add(key)
+        try:
+            yield
+        finally:
+            _held.discard(key)
+            f.seek(0)
+            f.truncate()
+            fcntl.flock(f, fcntl.LOCK_UN)
+    finally:
+        f.close()
 
 
 CHECKPOINT_S = 10.0  # the long table rewritten at most this often while simulated cells finish

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.leaderboard.cells import METRIC_FIELDS, Cell, Coverage
+from harness.leaderboard.cells import METRIC_FIELDS, TIMED_OUT, Cell, Coverage
 from harness.leaderboard.spec import Leaderboard
 from harness.results.stats import mean_ci95, spearman
 from harness.results.summary import value
@@ -157,13 +157,17 @@ def coverage_cells(board: Leaderboard, cov: Coverage, failed: dict[tuple, str]) 
             if track != t.name:
                 continue
             missing = cov.missing[(track, policy)]
-            broken = sorted({k[1] for k in failed if k[0] == track and policy in failed[k]})
+            mine = [k for k in failed if k[0] == track and policy in failed[k].partition(": ")[0].split()]
+            timed_out = sorted({k[1] for k in mine if failed[k].partition(": ")[2].startswith(TIMED_OUT)})
+            broken = sorted({k[1] for k in mine} - set(timed_out))
             text = f"ran on {len(apps)} of {len(t.apps)} apps" if apps else ""
             if missing:
                 reasons = sorted(set(missing.values()))
                 text = (text + "; " if text else "") + "; ".join(reasons)
             if broken:
                 text += f"; failed cells on {', '.join(broken)}"
+            if timed_out:
+                text += f"; cells timed out on {', '.join(timed_out)}"
             out[(cov.label.get(policy, policy), track)] = text
     return out
 

@@ -17,7 +17,7 @@ from typing import Callable
 
 from harness.errors import PolicyError, TestbedError
 from harness.policies.contract import ClusterView, Move, PendingPod, PodView, Policy, checked_place
-from harness.rescheduler.loop import CycleGuard, MoveFailed, Round, run_round
+from harness.rescheduler.loop import CycleGuard, MoveFailed, PlanTimeout, Round, _at_once, run_round
 from harness.sim.topology import model_for
 from harness.spec.app import App
 from harness.spec.profile import Profile, source_profile
@@ -147,8 +147,10 @@ def reschedule(policy: Policy, live: LiveView, lock: threading.Lock, max_moves: 
 
 
 def place_new(placer: Policy, live: LiveView, services: list[str], lock: threading.Lock, on_event: Event,
-              lineage: Lineage, reason: str, prefer: list[str | None] | None = None, timeout: float = 30) -> list[Pod]:
-    """Start one pod per entry of ``services`` where ``placer`` says (self-healing, scale-up), or
+              lineage: Lineage, reason: str, prefer: list[str | None] | None = None, timeout: float = 30,
+              think: Callable[[Callable[[], list]], list] = _at_once) -> list[Pod]:
+    """Start one pod per entry of ``services`` where ``placer`` says (``think``: how ``place`` is
+    called, e.g. within a ``loop.Budget``; past it the pods stay pending) (self-healing, scale-up), or
     on the ``prefer``red node when it is up and has room (a crashed pod restarts where it was, as
     kubelet restarts a container). All start at once and are published when ready. The lock is held
     throughout: the rescheduler acts only after the pods serve, never on half-started ones."""
@@ -168,7 +170,11 @@ def place_new(placer: Policy, live: LiveView, services: list[str], lock: threadi
                 ask.append(i)
         if ask:
             try:
-                nodes = checked_place(placer.place(view, [pending[i] for i in ask]), view, len(ask))
+                asked = [pending[i] for i in ask]
+                nodes = checked_place(think(lambda: placer.place(view, asked)), view, len(ask))
+            except PlanTimeout as exc:  # counted as a plan's: the policy did not answer in time
+                on_event("plan-timeout", reason=f"place(): {exc}")
+                nodes = [None] * len(ask)
             except Exception as exc:  # user code (a raise, or what the contract does not allow): its pods stay pending
                 on_event("policy-error", where="place", error=f"{type(exc).__name__}: {exc}"[:300])
                 nodes = [None] * len(ask)
@@ -235,7 +241,8 @@ class StartPlaced:
 
 
 def initial_placement(placer: Policy, live: LiveView, replicas: dict[str, int],
-                      pending: list[str] | None = None) -> dict[str, list[str]]:
+                      pending: list[str] | None = None,
+                      think: Callable[[Callable[[], list]], list] = _at_once) -> dict[str, list[str]]:
     """Where each replica goes at deployment: one batch for ``placer`` on the empty cluster, replica
     by replica across services, as kube-scheduler sees a ReplicaSet's pods arrive. A replica no
     node has room for is an error, unless ``pending`` is given: then its service is appended there
@@ -250,7 +257,9 @@ def initial_placement(placer: Policy, live: LiveView, replicas: dict[str, int],
                 order.append(view.pending(service, f"{service}#{r + 1}"))
     out: dict[str, list[str]] = {s: [] for s in replicas}
     try:
-        nodes = checked_place(placer.place(view, order), view, len(order))
+        nodes = checked_place(think(lambda: placer.place(view, order)), view, len(order))
+    except PlanTimeout as exc:
+        raise PolicyError(f"policy {placer.name!r} at deployment: place() gave no placement ({exc})") from exc
     except Exception as exc:  # user code (a raise, or a NaN, an int, an unknown node): one line, not a traceback
         from harness.policies.contract import BadOutput
 

@@ -6,7 +6,8 @@ ends when the policy is idle (an empty plan), at the cap, when ``should_stop()``
 no move left in the plan is valid, when a move would bring back a placement already held since
 the round started (the cycle guard), when a move fails, or when the policy fails: a policy is
 user code, so its plan is made on a snapshot outside the world's turn (self-healing and scaling
-never wait for it), within a time budget where the world has one (``Budget``), and an exception
+never wait for it), within a wall-clock budget in every world (``Budget``: a run's one per policy,
+which its place() calls share), and an exception
 in it ends the round with a ``policy-error`` event, not the rescheduler. The world says how a move is made:
 make-before-break on a live cluster, a write to the state in the simulator.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Callable, ContextManager, Protocol
 
@@ -82,6 +84,19 @@ class Budget:
         self.seconds = seconds
         self.busy: threading.Thread | None = None
 
+    _of: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+    @classmethod
+    def of(cls, policy: object, seconds: float) -> "Budget":
+        """The one budget of ``policy`` (a run's place() and plan(), and the next run's with the same
+        policy object: a decision still running in a thread blocks the next, whichever run asks)."""
+        try:
+            budget = cls._of.setdefault(policy, cls(seconds))
+        except TypeError:  # not weakly referable or not hashable: a budget of this run's own
+            return cls(seconds)
+        budget.seconds = seconds
+        return budget
+
     def __call__(self, fn: Callable[[], list]) -> list:
         if self.busy is not None and self.busy.is_alive():
             raise PlanTimeout("still deciding since an earlier round")
@@ -97,7 +112,7 @@ class Budget:
         thread.join(self.seconds)
         if thread.is_alive():
             self.busy = thread
-            raise PlanTimeout(f"no plan within {self.seconds:g} s")
+            raise PlanTimeout(f"no answer within {self.seconds:g} s")
         if "error" in box:
             raise box["error"]
         return box["value"]

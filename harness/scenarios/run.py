@@ -23,6 +23,7 @@ from harness.policies import placer_for
 from harness.scenarios import extras
 from harness.policies.contract import Policy
 from harness.rescheduler.live import Lineage, LiveView, initial_placement, moved_share, place_new
+from harness.rescheduler.loop import Budget
 from harness.results import placement_metrics as pm
 from harness.results import summary as summ
 from harness.results.rundir import RunDir
@@ -59,6 +60,10 @@ class RunBase(ABC):
         self.lineage = Lineage()
         self.view = LiveView(plan.app, plan.profile, plan.state, cluster, load=self.offered_load)
         self.placer = placer_for(plan.policy)
+        # every call of the policy's (place, plan) within one wall-clock budget, in every world: a policy
+        # that hangs costs the run a plan-timeout event, never the run (nor, in virtual time, forever)
+        self.budget = Budget.of(plan.policy, plan.scenario.rescheduler.plan_budget_s)  # its plan()s
+        self.place_budget = Budget.of(self.placer, plan.scenario.rescheduler.plan_budget_s)  # the placer's place()s
         self.undo: list[Callable[[], None]] = []  # what faults left to undo at clean-up, oldest first
         self.fault_log: list[dict] = []
         self.moves = 0
@@ -140,7 +145,7 @@ class RunBase(ABC):
         replicas = {s: spec.replicas for s, spec in self.plan.app.services.items()}
         # a family's problem (paper 003's) may let a placer reject an app: its pods stay pending, and say so
         pending: list[str] | None = [] if any(x.applies(self.plan.app) for x in extras.extras()) else None
-        placement = initial_placement(self.placer, self.view, replicas, pending)
+        placement = initial_placement(self.placer, self.view, replicas, pending, think=self.place_budget)
         pods = deploy(self.cluster, self.plan.app, placement)
         for service in pending or []:
             self.event("pending", service=service, reason="deploy", detail="no node has room")
@@ -152,7 +157,8 @@ class RunBase(ABC):
 
     def place_new(self, services: list[str], reason: str, prefer: list[str | None] | None = None) -> list[Pod]:
         """New pods where the placer says (or where ``prefer`` says, when there is room)."""
-        return place_new(self.placer, self.view, services, self.lock, self.event, self.lineage, reason, prefer=prefer)
+        return place_new(self.placer, self.view, services, self.lock, self.event, self.lineage, reason, prefer=prefer,
+                         think=self.place_budget)
 
     def heal(self, lost: list[Pod], t_fault: float, label: str) -> None:
         """Kubernetes' self-healing: the lost pods again, placed by the placer on the nodes left. A pod

@@ -93,8 +93,9 @@ class Rescheduler(BaseModel):
     period_s: float = Field(15.0, gt=0, description="time between rescheduling rounds")
     start_s: float = Field(5.0, ge=0, description="first round, seconds after the load starts")
     max_moves: int = Field(10, ge=0, description="moves per round at most")
-    plan_budget_s: float = Field(30.0, gt=0, description="live: the longest a policy may think about one plan; "
-                                 "past it the round ends with a plan-timeout event and the run goes on")
+    plan_budget_s: float = Field(30.0, gt=0, description="the longest a policy may think about one plan() or "
+                                 "place(), in wall-clock seconds, live and in simulation; past it a plan-timeout "
+                                 "event (the round ends, or the pods stay pending) and the run goes on")
     on_policy_error: Literal["retry", "idle"] = Field("retry", description="after the policy raises in plan(): ask "
                                                       "it again next round (retry) or not for the rest of the run (idle)")
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness.rescheduler.live import StartPlaced
+from harness.rescheduler.loop import PlanTimeout
 from harness.testbed.pods import stop_withdrawn, withdraw
 
 SIMULATION_ASSUMES = "a request's pods start at once"
@@ -58,7 +59,12 @@ def driver(run):
                 started = None
                 with run.lock:
                     view, _ = run.view.view()
-                    nodes = run.placer.place(view, [view.pending(service, f"r{k}#{i}") for i in range(r)])
+                    asked = [view.pending(service, f"r{k}#{i}") for i in range(r)]
+                    try:
+                        nodes = run.place_budget(lambda: run.placer.place(view, asked))
+                    except PlanTimeout as exc:  # the request is rejected, the timeout counted
+                        run.event("plan-timeout", reason=f"place(): {exc}")
+                        nodes = [None] * r
                     if not run.simulated and all(n is not None for n in nodes):
                         started = StartPlaced(run.view, run.lock, [service] * r, nodes, run.event, run.lineage,
                                               on_ready=lambda: run.record_placement("request-arrival"))

@@ -5,10 +5,11 @@ way (rescheduling comes after it, as in REACH §VII-D)."""
 from __future__ import annotations
 
 from harness.rescheduler.live import reschedule
-from harness.rescheduler.loop import Budget, CycleGuard
+from harness.rescheduler.loop import CycleGuard
 
 SIMULATION_ASSUMES = ("a move takes no time: the new pod serves at once and the old one stops; a plan takes no "
-                      "time (live: the policy thinks beside the run, within rescheduler.plan_budget_s)")
+                      "virtual time (each call of the policy's still within rescheduler.plan_budget_s of wall "
+                      "clock, past which it is a plan-timeout)")
 
 
 def wanted(sc) -> bool:
@@ -18,7 +19,7 @@ def wanted(sc) -> bool:
 def driver(run):
     rs = run.plan.scenario.rescheduler
     guard = CycleGuard()
-    think = None if run.simulated else Budget(rs.plan_budget_s)  # virtual time: a plan takes none
+    think = run.budget  # in every world: virtual time does not wait for a plan, the wall clock does
     yield rs.start_s
     while True:
         if run.healing:

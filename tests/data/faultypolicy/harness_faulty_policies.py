@@ -96,3 +96,41 @@ class PlacesNowhere(Policy):
 
     def place(self, view, pods):
         return ["no-such-node"] * len(pods)
+
+
+class HangsInPlan(CloudFirst):
+    """Places as cloud-first; every plan sleeps an hour (a policy that hangs)."""
+
+    name = "hangs-in-plan"
+    abilities = frozenset({Ability.PLACE, Ability.PLAN})
+
+    def plan(self, view):
+        time.sleep(3600)
+        return []
+
+
+class HangsAfterDeploy(CloudFirst):
+    """Places the app at deployment, then sleeps an hour in every later placement (self-healing)."""
+
+    name = "hangs-after-deploy"
+
+    def __init__(self, args):
+        super().__init__(args)
+        self.calls = 0
+
+    def place(self, view, pods):
+        self.calls += 1
+        if self.calls > 1:
+            time.sleep(3600)
+        return super().place(view, pods)
+
+
+class HangsInPlace(Policy):
+    """Sleeps an hour in every placement, deployment's too."""
+
+    name = "hangs-in-place"
+    Args, abilities = NoArgs, frozenset({Ability.PLACE})
+
+    def place(self, view, pods):
+        time.sleep(3600)
+        return [None] * len(pods)
