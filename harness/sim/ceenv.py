@@ -138,7 +138,10 @@ class Dynamics:
         c = np.zeros(k.N_CFG)
         c[k.UTIL_LO], c[k.UTIL_HI] = cfg.utilisation
         c[k.FAILED_AT_START], c[k.MAX_FAILED], c[k.FAILURE_PROB] = cfg.failed_at_start, cfg.max_failed_at_start, cfg.node_failure_prob
-        c[k.MAX_STEPS], (c[k.REP_LO], c[k.REP_HI]), c[k.EQUAL] = cfg.max_steps, cfg.replicas, cfg.equal_replicas
+        # an episode's replicas within the slots: the compiled kernels write into max_replicas slots unchecked
+        # (EnvConfig(max_replicas=3) with the default range 1-5 wrote past them and crashed the process)
+        rep_lo, rep_hi = (max(1, min(int(r), cfg.max_replicas)) for r in cfg.replicas)
+        c[k.MAX_STEPS], (c[k.REP_LO], c[k.REP_HI]), c[k.EQUAL] = cfg.max_steps, (rep_lo, rep_hi), cfg.equal_replicas
         c[k.LARGE_SHARE], c[k.MOVE_PENALTY], c[k.INVALID_PENALTY] = cfg.large_share, cfg.move_penalty, cfg.invalid_penalty
         c[k.START] = {"random": k.START_RANDOM, "default": k.START_DEFAULT, "mix": k.START_MIX}[cfg.start]
         c[k.SCALE_PROB], c[k.MAX_REPLICAS] = cfg.scale_prob, cfg.max_replicas

@@ -41,7 +41,7 @@ def test_a_maskable_ppo_agent_is_ranked_by_evaluate(tmp_path):
 
 
 def test_an_agent_of_other_spaces_is_refused_in_one_line(tmp_path):
-    model = _agent(tmp_path, "small", max_replicas=3)
+    model = _agent(tmp_path, "small", max_replicas=3)  # the episodes' replicas stay within its 3 slots
     r = _evaluate(tmp_path, f"sb3[model={model}]")
     assert r.returncode == 2
     err = r.stderr.strip().splitlines()[-1]

@@ -275,3 +275,17 @@ def test_gymnasium_makes_ceenv_by_the_module_qualified_id_in_a_fresh_process():
     code = "import gymnasium as gym; e = gym.make('harness.sim.ceenv:harness/CEEnv-v0'); print(e.reset(seed=1)[0].shape)"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip().startswith("("), r.stderr
+
+
+def test_fewer_slots_than_the_replica_range_keeps_episodes_within_the_slots():
+    """EnvConfig(max_replicas=3) with the default 1-5 replicas wrote past the slots in the compiled
+    reset (a crash); the episodes now draw within the slots."""
+    import gymnasium as gym
+
+    from harness.sim.ceenv import EnvConfig
+
+    env = gym.make("harness/CEEnv-v0", config=EnvConfig(max_replicas=3))
+    for seed in range(50):
+        env.reset(seed=seed)
+        counts = (env.unwrapped.st.node[0].reshape(-1, 3) >= 0).sum(axis=1)
+        assert counts.max() <= 3 and counts.min() >= 1
