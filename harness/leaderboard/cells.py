@@ -130,6 +130,9 @@ def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
                 if (why := cls.unfit(deployed[app]) or cls.unfit_testbed(inventory)) is not None:
                     cov.missing[key][app] = f"ability does not fit: {why}"
                     continue
+                if getattr(cls, "acts_with_a_users_file", False) and "model" not in raw:
+                    cov.missing[key][app] = f"acts with a file of yours: {cls.name}[model=FILE]"
+                    continue
                 if Ability.TRAIN in cls.abilities and "model" not in raw and \
                         find_model(cls.name, deployed[app].name, model_dir) is None:
                     cov.missing[key][app] = f"no model for {deployed[app].name} (harness train makes one)"

@@ -63,6 +63,7 @@ class Sb3Policy(Policy):
     abilities = frozenset({Ability.PLAN})
     placed_by = "default"
     Args = Sb3Args
+    acts_with_a_users_file = True  # nothing to act with until a user gives an agent's .zip
 
     def __init__(self, args: Sb3Args):
         super().__init__(args)
