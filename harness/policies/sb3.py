@@ -1,14 +1,8 @@
 """Stable-Baselines3 agents as policies: an agent trained on ``harness/CEEnv-v0`` (MaskablePPO from
 sb3-contrib, PPO, DQN, A2C, or any SB3 algorithm whose ``predict`` takes an observation) plans
-moves in every world of the one ground, as REACH does: ``--policy sb3[model=agent.zip]``.
-
-At ``check`` (before any run) the agent's observation and action spaces are held against CEEnv's
-for this app and testbed (the observation's length, the number of actions, ``max_replicas`` pod
-slots per service): an agent trained for another app or cluster is refused in one line. Each
-round the cluster view becomes CEEnv's observation and mask (``harness.policies.ceenv_state``),
-the agent's action is decoded as CEEnv's layout (``docs/policies.md``, "The CEEnv action
-layout": ``slot * N + node`` moves the pod in that slot to that node, the last action is Idle),
-and a MaskablePPO agent is given the mask. The default scheduler places new pods."""
+moves in every world of the one ground, as REACH does: ``--policy sb3[model=agent.zip]``. Its
+spaces are checked and its actions decoded as every outside agent's (``outside_agents``); a
+MaskablePPO agent is given the mask."""
 
 from __future__ import annotations
 
@@ -20,9 +14,7 @@ import numpy as np
 
 from harness.errors import UserError
 from harness.policies import register
-from harness.policies.ceenv_state import to_ceenv
-from harness.policies.contract import Ability, ClusterView, Move, Policy
-from harness.policies.learned import decode
+from harness.policies.outside_agents import CEEnvAgent
 from harness.spec.args import arg
 
 ALGORITHMS = {"MaskablePPO": "sb3_contrib", "PPO": "stable_baselines3", "DQN": "stable_baselines3",
@@ -55,15 +47,12 @@ def algorithm_of(path: Path) -> str:
 
 
 @register
-class Sb3Policy(Policy):
+class Sb3Policy(CEEnvAgent):
     """A Stable-Baselines3 agent trained on harness/CEEnv-v0, rescheduling as REACH does."""
 
     name = "sb3"
     description = "a Stable-Baselines3 agent trained on harness/CEEnv-v0 (MaskablePPO, PPO, DQN, ...): sb3[model=agent.zip]"
-    abilities = frozenset({Ability.PLAN})
-    placed_by = "default"
     Args = Sb3Args
-    acts_with_a_users_file = True  # nothing to act with until a user gives an agent's .zip
 
     def __init__(self, args: Sb3Args):
         super().__init__(args)
@@ -87,27 +76,11 @@ class Sb3Policy(Policy):
                             field="--policy") from None
         self.algo, self.masked = algo, algo == "MaskablePPO"
 
-    def state(self, view: ClusterView):
-        return to_ceenv(view, self.args.max_replicas)
-
-    def check(self, view: ClusterView) -> None:
-        """The agent's spaces against CEEnv's for this app and cluster."""
-        dyn, _, _ = self.state(view)
+    def spaces(self, obs_dim: int):
         obs, act = self.agent.observation_space, self.agent.action_space
-        have = (tuple(getattr(obs, "shape", ()) or ()), getattr(act, "n", None))
-        want = ((dyn.obs_dim,), dyn.n_actions)
-        if have != want:
-            raise UserError(f"sb3: the agent in {self.model_file} observes {have[0]} and has {have[1]} actions; "
-                            f"CEEnv for this app and testbed (max_replicas {self.args.max_replicas}) observes "
-                            f"{want[0]} with {want[1]} actions: train it on harness/CEEnv-v0 with this app and profile",
-                            field="--policy")
+        return tuple(getattr(obs, "shape", ()) or ()), getattr(act, "n", None)
 
-    def plan(self, view: ClusterView) -> list[Move]:
-        dyn, st, names = self.state(view)
-        obs, mask = dyn.observe(st)[0], dyn.masks(st)[0]
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
         kwargs = {"action_masks": mask} if self.masked else {}
         action, _ = self.agent.predict(obs, deterministic=self.args.deterministic, **kwargs)
-        a = int(np.asarray(action).reshape(-1)[0])
-        if not mask[a]:  # an agent without masks may choose an invalid move: none is made
-            return []
-        return decode(dyn, view, names, a)
+        return int(np.asarray(action).reshape(-1)[0])

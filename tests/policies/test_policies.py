@@ -13,7 +13,7 @@ from harness.sim.ceenv import Dynamics, EnvConfig, default_model
 
 BUILTIN = ["bef", "binpack-greedy", "cf", "cloud-first", "cost-delay-milp", "cpu-greedy", "default", "ds-dqn", "ds-ppo",
            "greedy-bestfit", "hf-latency-greedy", "k8s-edge", "karmada-greedy", "kubedsm", "latency-greedy", "optimal",
-           "random", "reach", "rollout", "rsdql", "sb3", "sef", "spread-ffd"]
+           "random", "reach", "rollout", "rsdql", "sb3", "sef", "spread-ffd", "torch"]
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +33,7 @@ def test_every_policy_declares_what_it_does():
     assert names() == BUILTIN
     expect = {"default": {"place"}, "cloud-first": {"place"}, "latency-greedy": {"place"}, "optimal": {"plan"},
               "reach": {"plan", "train"}, "rsdql": {"plan", "train"}, "rollout": {"place", "plan"},
-              "kubedsm": {"place", "plan"}, "sb3": {"plan"}} | \
+              "kubedsm": {"place", "plan"}, "sb3": {"plan"}, "torch": {"plan"}} | \
         dict.fromkeys(("bef", "cf", "k8s-edge", "random", "sef", "greedy-bestfit", "cost-delay-milp", "cpu-greedy",
                        "binpack-greedy", "hf-latency-greedy", "karmada-greedy", "spread-ffd", "ds-ppo", "ds-dqn"), {"place"})
     for name, cls in REGISTRY.items():

@@ -69,3 +69,27 @@ def test_the_mask_reaches_a_maskable_agent(tmp_path):
     moves = policy.plan(world.view())
     assert seen["mask"].dtype == bool and seen["mask"].any()
     assert all(m.pod and m.node for m in moves)
+
+
+def test_a_leaderboard_ranks_the_agent_with_no_glue(tmp_path):
+    """A track lists the agent by its reference; the leaderboard plays it in every cell of its app
+    and ranks it beside the baseline."""
+    import csv
+
+    import yaml
+
+    model = _agent(tmp_path, "agent")
+    board = tmp_path / "board.yaml"
+    board.write_text(yaml.safe_dump({"version": 1, "name": "sb3", "tracks": [
+        {"name": "reschedule", "apps": ["chain"], "scenarios": ["node-failure"], "primary": "mean_ms",
+         "policies": [f"sb3[model={model}]", "default"]}]}))
+    r = subprocess.run([sys.executable, "-m", "harness", "leaderboard", str(board), "--seeds", "2", "--jobs", "1",
+                        "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    with open(tmp_path / "out/ranked-sim.csv") as f:
+        ranked = {row["policy"]: row for row in csv.DictReader(f)}
+    sb3 = f"sb3[model={model}]"
+    assert set(ranked) == {sb3, "default"} and float(ranked[sb3]["mean"]) > 0
+    with open(tmp_path / "out/leaderboard.csv") as f:
+        played = [row for row in csv.DictReader(f) if row["policy"] == sb3 and row["metric"] == "mean_ms"]
+    assert sorted(row["seed"] for row in played) == ["0", "1"] and all(float(row["value"]) > 0 for row in played)
