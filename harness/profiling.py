@@ -5,6 +5,11 @@ For each service, one pod runs on the first node of every type, with its externa
 (they are the simulator's job, from the call graph and the RTTs); one closed-loop user sends
 requests round-robin over the pods, one at a time, and the cell reports each job's own
 duration (``x-internal-ms``), so the network between user and pod does not enter the number.
+
+The same pods give the pod lifecycle per node type (``testbed.lifecycle``: each pod started and
+waited for alone, and after its requests stopped and waited out alone), and the RTT matrix is
+measured twice: its medians, and each link's spread (``Cluster.measure_rtt_spread``, where the
+backend can tell).
 """
 
 from __future__ import annotations
@@ -20,11 +25,12 @@ from harness import __version__
 from harness.spec.app import App
 from harness.spec.profile import Profile, Timing
 from harness.spec.testbed_state import now_iso
+from harness.testbed import lifecycle
 from harness.testbed.cluster import Cluster
-from harness.testbed.pods import deploy, undeploy
 
 METHOD = ("one pod on the first node of each type, external calls cut; {n} requests each after {w} warm-up, "
-          "one at a time, round-robin over the node types; time = the cell's x-internal-ms")
+          "one at a time, round-robin over the node types; time = the cell's x-internal-ms; each pod started and "
+          "stopped alone, timed (lifecycle)")
 
 
 def job_only(app: App) -> App:
@@ -55,12 +61,10 @@ def profile_app(cluster: Cluster, app: App, testbed_name: str, requests: int = 3
 
         raise UserError("an app is deployed; profiling needs the testbed to itself ('harness undeploy' first)")
     nodes = {n.name: n.type for n in cluster.nodes}
-    first_of_type: dict[str, str] = {}
-    for n in cluster.nodes:
-        if n.role != "client":
-            first_of_type.setdefault(n.type, n.name)
+    first_of_type = lifecycle.first_of_each_type(cluster)
     bare = job_only(app)
     services: dict[str, dict[str, Timing]] = {}
+    pod_times: list[lifecycle.PodTimes] = []
     for service in app.services:
         if on_step:
             on_step(service)
@@ -68,8 +72,9 @@ def profile_app(cluster: Cluster, app: App, testbed_name: str, requests: int = 3
         one.services = {service: one.services[service]}
         one.gateway = service
         one.entries = None  # the app's other entry services are not in this one-service app
+        pods, ready = [], []
         try:
-            pods = deploy(cluster, one, {service: list(first_of_type.values())})
+            pods, ready = lifecycle.timed_deploy(cluster, one, {service: list(first_of_type.values())})
             urls = {nodes[p.node]: f"http://{p.endpoint}/api/v1" for p in pods}
             samples: dict[str, list[float]] = {t: [] for t in urls}
             # Round-robin over node types, one request at a time: the host's speed drifts (other
@@ -81,12 +86,13 @@ def profile_app(cluster: Cluster, app: App, testbed_name: str, requests: int = 3
                         samples[ntype].append(ms)
             services[service] = {t: summarize(v) for t, v in samples.items()}
         finally:
-            undeploy(cluster)
+            pod_times += lifecycle.times_of(cluster, pods, ready, lifecycle.timed_undeploy(cluster))
     types = {n.type: {"tier": n.tier, "role": n.role, "cpus": n.cpus, "memory_gb": n.memory_gb, "speed": n.speed,
                     "cost": n.cost, "gpus": n.gpus} for n in cluster.nodes}
     return Profile(app=app.name, testbed=testbed_name, created=now_iso(), harness_version=__version__,
                    method=METHOD.format(n=requests, w=warmup), node_types=types, nodes=nodes, services=services,
-                   rtt_ms={"measured": cluster.measure_rtt(), "configured": cluster.rtt_configured()})
+                   rtt_ms={"measured": cluster.measure_rtt(), "configured": cluster.rtt_configured()},
+                   rtt_sd_ms=cluster.measure_rtt_spread(), lifecycle=lifecycle.summarize(pod_times))
 
 
 def write_profile(profile: Profile, out_dir: Path) -> tuple[Path, Path]:

@@ -31,6 +31,8 @@ def calibrate(
     time and split between cloud and edge, measures each placement under one closed-loop user
     (the placements take turns), and fits what REACH's model lacks: each service's execution
     time as the cells measure it live, an overhead per call and one on the user's request.
+    First times each service's pod start and stop on every node type and each link's RTT spread
+    (what the simulator draws pod lifecycles and network jitter from).
     Writes profiles/<app>.<testbed>.calibrated.json (the profile, with 'calibration' saying how);
     give it to run, train, evaluate or predict with --profile. The original profile is kept."""
     import time
@@ -67,13 +69,16 @@ def calibrate(
         console = make_console()
         console.print(f"calibrating {spec.name} on {state.name}: {len(placements)} placements "
                       f"({', '.join(placements)}) × {rounds} rounds, {seconds:g} s each; runs in {where}")
+        console.print("timing each service's pod start and stop on every node type, and each link's RTT spread")
+        pod_life, spread = calibration.pods_and_links(cluster, spec, where)
         with Live(console=console, refresh_per_second=4, transient=True) as live:
             rows = calibration.measure(cluster, state, state_dir, spec, app_file, prof, profile_file, placements,
                                        seconds, where, rounds=rounds, on_tick=lambda lv: live.update(_render(lv)))
     collected = find([where])
     result = calibration.fit(spec, prof, state, collected.runs)
     host = [x for r in rows for x in r.get("host_reference_ms", [])]
-    calibrated = calibration.calibrated_profile(prof, result, host, placements, seconds, str(profile_file))
+    calibrated = calibration.calibrated_profile(prof, result, host, placements, seconds, str(profile_file),
+                                                lifecycle=pod_life, rtt_sd_ms=spread)
     out.mkdir(parents=True, exist_ok=True)
     target = out / f"{spec.name}.{state.name}.calibrated.json"
     tmp = target.with_suffix(".json.tmp")

@@ -34,8 +34,8 @@ def evaluate(
                                   "docs/run-directory.md) as a JSON list instead of the table; progress on stderr."),
     terminating_s: float = typer.Option(0.0, "--terminating-s", min=0, help="How long a pod stopped (scaled down, "
                                         "or a move's old copy) still holds its node's room, as Kubernetes' graceful "
-                                        "deletion does (about 2 s for a process that exits on SIGTERM; 0: at once, "
-                                        "near the local testbed's cells)."),
+                                        "deletion does (about 2 s for a process that exits on SIGTERM; 0: the profile's "
+                                        "measured stop time per node type, at once without one)."),
     policies: Optional[str] = typer.Option(None, "--policies", hidden=True, help="--policy, by its old name."),
     # the sweep's options, from when evaluate without a scenario was the sweep: refused with where it went
     pods: Optional[str] = typer.Option(None, "--pods", hidden=True),

@@ -20,8 +20,9 @@ def profile(
     warmup: int = typer.Option(3, min=0, help="Untimed requests first."),
     out: Path = typer.Option(Path("profiles"), help="Folder for <app>.<testbed>.json and .csv."),
 ) -> None:
-    """Measure every service's execution time on every node type (mean, p50, p95, samples) and the
-    RTT matrix; writes profiles/<app>.<testbed>.json and a CSV. The simulator reads the JSON."""
+    """Measure every service's execution time on every node type (mean, p50, p95, samples), each
+    node type's pod start and stop times, the RTT matrix and each link's RTT spread; writes
+    profiles/<app>.<testbed>.json and a CSV. The simulator reads the JSON."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from harness.cli.options import app_file as the_app
@@ -52,4 +53,10 @@ def profile(
         print(f"{'service':{width}s} " + " ".join(f"{t:>14s}" for t in sorted(types)))
         for s, per in prof.services.items():
             print(f"{s:{width}s} " + " ".join(f"{per[t].mean_ms:11.2f} ms" for t in sorted(types)))
+        if prof.lifecycle:
+            print("pod start to ready / stop to gone: " + ", ".join(
+                f"{t} {v.ready_s:.2f} / {v.gone_s:.2f} s" for t, v in prof.lifecycle.items()))
+        spread = [v for a, row in prof.rtt_sd_ms.items() for b, v in row.items() if a != b and v is not None]
+        if spread:
+            print(f"RTT spread (standard deviation) per link: {min(spread):.2f} to {max(spread):.2f} ms")
         print(f"wrote {js} and {cs}")

@@ -24,6 +24,8 @@ class PodKillKind(FaultKind):
     doc = "the oldest pod of a service crashes"
     fields = ("service", "killed", "node")
     simulation_assumes = "the crash watch finds the dead pod within a second, as live; its replacement starts at once"
+    simulation_assumes_lifecycle = ("the crash watch finds the dead pod within a second, as live; its replacement "
+                                    "serves after its start time (the profile's pod lifecycle)")
 
     def check(self, fault, nodes, app):
         if fault.service not in app.services:

@@ -114,8 +114,9 @@ class LiveWorld:
     """Moves on the live cluster: make-before-break, holding ``lock`` (self-healing and scaling
     take it too, so no decision is made on a stale view)."""
 
-    def __init__(self, live: LiveView, lock: threading.Lock, lineage: Lineage):
-        self.live, self.lock, self.lineage = live, lock, lineage
+    def __init__(self, live: LiveView, lock: threading.Lock, lineage: Lineage,
+                 clock: Callable[[], float] = time.monotonic):
+        self.live, self.lock, self.lineage, self.clock = live, lock, lineage, clock  # clock: the run's (a move's seconds)
         self._pods: dict[str, Pod] = {}
 
     def view(self) -> ClusterView:
@@ -124,13 +125,13 @@ class LiveWorld:
 
     def apply(self, move: Move, view: ClusterView) -> dict:
         pod = self._pods[move.pod]
-        t = time.monotonic()
+        t = self.clock()
         try:
             new = move_pod(self.live.cluster, pod, move.node)
         except TestbedError as exc:
             raise MoveFailed(str(exc)) from None
         self.lineage.replaced(pod, new)
-        return {"new_pod": new.name, "seconds": round(time.monotonic() - t, 3)}
+        return {"new_pod": new.name, "seconds": round(self.clock() - t, 3)}
 
     def turn(self):
         return self.lock
@@ -138,11 +139,12 @@ class LiveWorld:
 
 def reschedule(policy: Policy, live: LiveView, lock: threading.Lock, max_moves: int, on_event: Event,
                lineage: Lineage, should_stop: Callable[[], bool] = lambda: False,
-               guard: CycleGuard | None = None, think=None) -> Round:
+               guard: CycleGuard | None = None, think=None, clock: Callable[[], float] = time.monotonic) -> Round:
     """One round of the move loop on the live cluster (``should_stop``: the run ends, or
     self-healing waits: rescheduling comes after it, as in REACH §VII-D; ``think``: how the
-    policy's plan is called, e.g. within a ``loop.Budget``)."""
-    return run_round(policy, LiveWorld(live, lock, lineage), max_moves, guard, on_event, should_stop,
+    policy's plan is called, e.g. within a ``loop.Budget``; ``clock``: the run's, which a move's
+    seconds are counted on: a simulated run's virtual time)."""
+    return run_round(policy, LiveWorld(live, lock, lineage, clock), max_moves, guard, on_event, should_stop,
                      **({"think": think} if think else {}))
 
 

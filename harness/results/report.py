@@ -606,7 +606,8 @@ def build(col: Collected, out: Path, baseline: str | None = None, threshold_ms: 
                      across_seeds(col.runs, baseline), placement_metrics(col.runs)]
         if any(r.world == "live" for r in col.runs):  # the simulator against what a testbed measured: live runs only
             sections.append(fidelity([r for r in col.runs if r.world == "live"]))
-        sections.append(where_time_goes(col.runs))
+        if live := [r for r in col.runs if r.world == "live"]:  # a simulated metrics.csv is the model's own
+            sections.append(where_time_goes(live))
         if (models := models_used(col.runs)) is not None:
             sections.append(models)
         if len({r.world for r in col.runs}) > 1:

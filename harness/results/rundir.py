@@ -153,8 +153,9 @@ class RunDir:
             self._placements.write(json.dumps(rec) + "\n")
             self._placements.flush()
 
-    def metrics(self, rows: list[tuple]) -> None:
-        t = time.time()
+    def metrics(self, rows: list[tuple], t: float | None = None) -> None:
+        """One pull's rows (``METRIC_FIELDS`` after t and t_run), taken at ``t`` (default now)."""
+        t = time.time() if t is None else t
         with self._lock, self._writing(self.path / METRICS):
             for r in rows:
                 self._mw.writerow((round(t, 3), self.since_start(t), *r))

@@ -25,6 +25,12 @@ What is fitted, in this order (``fit``):
 The calibrated model adds ``call_overhead_ms`` to every RTT between placement nodes (a call to
 the same node included) and ``gateway_overhead_ms`` to the user's RTT: ``sim.topology`` applies
 them when the profile carries a ``calibration``; without one REACH's equations are unchanged.
+
+Before the placements, what the simulator draws beside the means is measured on the testbed as
+it is now (``pods_and_links``): each link's RTT spread and the pod lifecycle per node type (one
+pod of each service on one node of each type, timed: ``testbed.lifecycle``, kept as
+``lifecycle.csv`` beside the runs). A backend that cannot measure a spread keeps the source
+profile's.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ import numpy as np
 
 from harness.errors import UserError
 from harness.spec.app import App
-from harness.spec.profile import Calibration, Profile, Timing
+from harness.spec.profile import Calibration, PodLifecycle, Profile, Timing
 
 SPLIT = "split"  # the placement that alternates services between a cloud and an edge node
 
@@ -101,6 +107,21 @@ def measure(cluster, state, state_dir: Path, app: App, app_file: Path, profile: 
     policies = {name: Pinned(PinnedArgs(placement=p)) for name, p in placements.items()}
     session = Session(sc, str(sc_file), app, app_file, profile, profile_file, policies, out)
     return run_session(cluster, state, state_dir, session, rounds, first_seed=1, on_tick=on_tick, on_done=on_done)
+
+
+LIFECYCLE = "lifecycle.csv"  # per pod timed: its node type, node, service, seconds to ready and to gone
+
+
+def pods_and_links(cluster, app: App, out: Path) -> tuple[dict[str, PodLifecycle], dict[str, dict[str, float | None]]]:
+    """The pod lifecycle per node type (each pod timed written to ``out``/lifecycle.csv) and every
+    link's RTT spread (empty where the backend cannot tell), measured now on ``cluster``."""
+    from harness.results.csvfile import write_rows
+    from harness.testbed import lifecycle
+
+    times = lifecycle.measure(cluster, app, lifecycle.first_of_each_type(cluster))
+    if times:
+        write_rows(out / LIFECYCLE, [t.row() for t in times])
+    return lifecycle.summarize(times), cluster.measure_rtt_spread()
 
 
 @dataclass
@@ -203,7 +224,10 @@ def _timing(pairs: list[tuple[float, float]], source: Timing | None = None) -> T
 
 
 def calibrated_profile(profile: Profile, result: Fit, host_ms: list[float], placements: dict, seconds: float,
-                       source: str) -> Profile:
+                       source: str, lifecycle: dict[str, PodLifecycle] | None = None,
+                       rtt_sd_ms: dict[str, dict[str, float | None]] | None = None) -> Profile:
+    """The calibrated profile: ``result``'s times and overheads, and the pod ``lifecycle`` and
+    links' ``rtt_sd_ms`` measured with them (each, when not measured, the source profile's)."""
     cal = Calibration(
         method=f"harness calibrate: {len(placements)} placements ({', '.join(placements)}), one closed-loop user, "
                f"{seconds:g} s each; execution times as the cells measured them, overheads fitted (harness.scenarios.calibration)",
@@ -212,4 +236,6 @@ def calibrated_profile(profile: Profile, result: Fit, host_ms: list[float], plac
         call_overhead_ms=result.call_overhead_ms, rtt="configured",
         host_reference_ms=round(float(np.median(host_ms)), 3) if host_ms else None,
         residuals=result.residuals)
-    return profile.model_copy(update={"services": result.execution_ms, "calibration": cal})
+    return profile.model_copy(update={"services": result.execution_ms, "calibration": cal,
+                                      "lifecycle": lifecycle or profile.lifecycle,
+                                      "rtt_sd_ms": rtt_sd_ms or profile.rtt_sd_ms})

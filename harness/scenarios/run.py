@@ -22,7 +22,7 @@ from harness.errors import OutputError
 from harness.policies import placer_for
 from harness.scenarios import extras
 from harness.policies.contract import Policy
-from harness.rescheduler.live import Lineage, LiveView, initial_placement, moved_share, place_new
+from harness.rescheduler.live import Lineage, LiveView, StartPlaced, initial_placement, moved_share, place_new
 from harness.rescheduler.loop import Budget
 from harness.results import placement_metrics as pm
 from harness.results import summary as summ
@@ -83,6 +83,16 @@ class RunBase(ABC):
     @abstractmethod
     def drive(self, driver: Driver, name: str) -> None:
         """Drive one scenario element from now on (live: its own thread; simulated: the queue)."""
+
+    def start_placed(self, services: list[str], nodes: list[str], on_ready: Callable[[], None]) -> StartPlaced | None:
+        """Pods started on the nodes already chosen, made ready beside the run, published when they
+        are (a deployment request's: ``elements.request_stream``); made holding ``lock``. None: the
+        world starts them at once instead (a simulation without pod lifecycle)."""
+        return StartPlaced(self.view, self.lock, services, nodes, self.event, self.lineage, on_ready=on_ready)
+
+    def pods_changed(self, reason: str) -> None:
+        """A world's look at a change of pods that records no placement (a crashed pod taken out,
+        its replacement serving)."""
 
     def start_load(self, t0: float) -> None:
         """The load started at ``t0``: its event, then every element the scenario has, driven."""
@@ -224,6 +234,7 @@ class RunBase(ABC):
                 self.cluster.publish()
         for pod in crashed:
             self.event("pod-crashed", pod=pod.name, service=pod.service, node=pod.node)
+            self.pods_changed("crash")
             self._restart(pod, self.now())
 
     def _restart(self, pod: Pod, t: float) -> None:
@@ -232,6 +243,7 @@ class RunBase(ABC):
             self.lineage.root[ready[0].name] = self.lineage.root.get(pod.name, pod.name)  # a restart, not a move
             self.event("restarted", pod=ready[0].name, service=pod.service, node=ready[0].node,
                        seconds=round(self.now() - t, 3))
+            self.pods_changed("restart")
 
     def scale_to(self, targets: dict[str, Callable[[list[Pod]], tuple[int, dict] | None]]) -> list[str]:
         """Scale each service to the count its target gives for its pods (None: no change; with the

@@ -10,7 +10,21 @@ placement held when it was sent —
 - closed loops: each user sends its next request when the last returns or times out, each taking the closed
   network's mean latency for the users running (``QueueingModel.closed_latency``; one user:
   REACH's model), so within an interval the requests of a closed loop all take the same time;
-- a request slower than its load's ``timeout_s`` is an error, as live.
+- a request slower than its load's ``timeout_s`` is an error, as live;
+- each request draws its own job times and, where the profile measured the links' spread, its own
+  RTTs (``sim.variability``), from the run's seed.
+
+With the profile's pod lifecycle (``Profile.lifecycle``, drawn per pod: ``sim.lifecycle``) a pod
+serves only once it is ready: deploying, moving (make-before-break: the old pod serves meanwhile),
+healing, restarting and scaling up wait for it on the run's clock (``SimCluster.wait_ready``), so a
+pod lost or crashed leaves its service a replica short for that long; a deployment request's pods
+start beside the stream (``SimStarting``). A request that meets a service without a replica then
+fails as live: no published replica of its entry is the load generator's ``no endpoint`` (and its
+user pauses), a callee without one the cell's HTTP 500 after the rest of the request's time. Without
+a lifecycle pods start at once and such a request counts as timed out, as before.
+
+The run's ``metrics.csv`` is the same model's (``scenarios.sim_metrics``): per pod every 5 s, what
+the requests sent gave it.
 
 What the simulated run assumes beyond that, per scenario element and fault kind, is written into
 its inputs (``inputs/simulation.json``) and its summary (``assumptions``).
@@ -29,12 +43,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.loadgen import TIMED_OUT
+from harness.loadgen import NO_ENDPOINT, NO_ENDPOINT_PAUSE_S, TIMED_OUT
 from harness.results.rundir import REQUEST_FIELDS, RunDir, merge_request_logs
-from harness.scenarios import elements
+from harness.scenarios import elements, sim_metrics
 from harness.scenarios.run import Plan, RunBase, closed_users, open_rate
 from harness.sim.latency import LatencyModel
-from harness.sim.variability import RequestSpread, cv_matrix
+from harness.sim.lifecycle import PodClock
+from harness.sim.variability import RequestSpread, cv_matrix, link_sd
+from harness.testbed.pods import Pod
 from harness.testbed.simulated import SimCluster
 
 PROGRESS_S = 5.0  # a simulation that runs longer than this says how far it is, every this often (stderr)
@@ -44,11 +60,65 @@ DEPLOY_LEAD_S = 1.0  # the app is deployed this long before the load starts (liv
 @dataclass
 class Interval:
     """A placement held from ``t_run`` on, with the model that is the truth then (the profile's,
-    with the RTTs the run has and any node slowed by a fault)."""
+    with the RTTs the run has and any node slowed by a fault), and its serving pods (name, service,
+    node)."""
 
     t_run: float
     X: np.ndarray
     model: LatencyModel
+    pods: tuple[tuple[str, str, str], ...] = ()
+
+
+class Failed(float):
+    """A request's latency (ms) when it failed before a reply: its row's ``status`` and ``error``
+    are as the live load generator writes them."""
+
+    status: int
+    error: str
+
+    def __new__(cls, ms: float, status: int, error: str):
+        out = super().__new__(cls, ms)
+        out.status, out.error = status, error
+        return out
+
+
+class SimStarting:
+    """A deployment request's pods in a simulated run with a pod lifecycle (``StartPlaced``'s part):
+    started now on their chosen nodes, their room held and no replicas (``LiveView.starting``)
+    until the last is ready on the run's clock, then serving; the stream goes on meanwhile."""
+
+    def __init__(self, run: "SimRun", services: list[str], nodes: list[str], on_ready):
+        self.run, self.on_ready, self.done = run, on_ready, False
+        self.pods = [run.cluster.start_pod(s, n) for s, n in zip(services, nodes)]
+        run.view.starting.update(p.name for p in self.pods)
+        self.at = max(run.cluster.ready_at(p) for p in self.pods)
+
+        def ready():
+            yield max(0.0, self.at - run.now())
+            self.finish(serve=True)
+        run.drive(ready(), "start-placed")
+
+    def alive(self) -> list[Pod]:
+        now = {p.name for p in self.run.cluster.pods()}
+        return [p for p in self.pods if p.name in now]
+
+    def finish(self, serve: bool) -> None:
+        """No longer starting: serving (``serve``), or let go before it ever did."""
+        if self.done:
+            return
+        self.done = True
+        with self.run.lock:
+            self.run.view.starting.difference_update(p.name for p in self.pods)
+            for p in self.alive() if serve else []:
+                self.run.lineage.add(p)
+        if serve and not self.run.stop.is_set():  # the run is over (its stream let go at the end): nothing to record
+            self.on_ready()
+
+    def join(self, timeout: float | None = None) -> list[Pod]:
+        """The pods: a request that leaves before they are ready takes them away unserved (live,
+        its departure waits for them and they serve a moment)."""
+        self.finish(serve=self.run.now() >= self.at)
+        return self.alive()
 
 
 class SimRun(RunBase):
@@ -63,14 +133,40 @@ class SimRun(RunBase):
         self.intervals: list[Interval] = []
         self._queue: list = []
         self._tie = itertools.count()
-        # each request's own job times around the profile's means (sim.variability), seeded by the run's seed
+        # each request's own job times around the profile's means and, where measured, its own RTTs
+        # (sim.variability), seeded by the run's seed: jobs and links each from a stream of their own
         self.job_cv = cv_matrix(self.view.model, plan.profile)
-        self.spread = RequestSpread(self.job_cv, np.random.default_rng([plan.seed or 0, 0x5EED]))
+        links = link_sd(self.view.model, plan.profile)
+        self.link_sd = links if any(bool((a > 0).any()) for a in links) else None
+        self.spread = RequestSpread(self.job_cv, np.random.default_rng([plan.seed or 0, 0x5EED]), links=self.link_sd,
+                                    link_rng=np.random.default_rng([plan.seed or 0, 0x5EED, 2]))
         self._ratios: dict[int, list[float]] = {}
+        # each pod's start and stop drawn from the profile's lifecycle (sim.lifecycle); none: at once
+        self.pod_clock = PodClock(plan.profile, np.random.default_rng([plan.seed or 0, 0x5EED, 3]))
+        cluster.sleep_until = self.sleep_until
+        if self.pod_clock.measured:
+            types = {n.name: n.type for n in plan.state.nodes}
+            cluster.start_s = lambda node: self.pod_clock.ready_s(types[node])
+            cluster.stop_s = lambda node: self.pod_clock.gone_s(types[node])
 
     # -------------------------------------------------------------- the world's part
     def now(self) -> float:
         return self.clock
+
+    def sleep_until(self, t: float) -> None:
+        """Wait on the run's clock (a pod getting ready): the element waiting acts on at ``t``; the
+        others due meanwhile act when it is done."""
+        self.clock = max(self.clock, t)
+
+    def start_placed(self, services: list[str], nodes: list[str], on_ready) -> SimStarting | None:
+        """A deployment request's pods: beside the stream with a pod lifecycle; without one None
+        (the stream places them at once, as before)."""
+        return SimStarting(self, services, nodes, on_ready) if self.pod_clock.measured else None
+
+    def pods_changed(self, reason: str) -> None:
+        """A crash taken out, or its replacement serving: a placement of its own when pods take time."""
+        if self.pod_clock.measured:
+            self.record_placement(reason)
 
     def spawn(self, fn, name: str) -> None:
         self.guarded(fn, name)()  # nothing runs beside the timeline in virtual time: at once
@@ -103,9 +199,10 @@ class SimRun(RunBase):
 
     def record_placement(self, reason: str) -> None:
         super().record_placement(reason)
-        view, _ = self.view.view()
+        view, pods = self.view.view()
         self.intervals.append(Interval(self.t_run() if self.out.t0 is not None else -DEPLOY_LEAD_S,
-                                       view.counts().copy(), self.truth()))
+                                       view.counts().copy(), self.truth(),
+                                       tuple((name, p.service, p.node) for name, p in pods.items())))
 
     def pod_cpu(self, window: str) -> dict[str, float]:
         """Each pod's CPU in cores: its arrivals × its execution time (the queueing model's load)."""
@@ -160,8 +257,11 @@ class SimRun(RunBase):
         sc = self.plan.scenario
         self._started = time.monotonic()
         self.deploy()
+        # pods that took time to get ready: the load starts DEPLOY_LEAD_S after the last was
+        self.T0 = max(self.T0, round(self.clock + DEPLOY_LEAD_S, 3))
         self.clock = self.T0
-        self.intervals.append(Interval(0.0, self.intervals[-1].X, self.intervals[-1].model))
+        last = self.intervals[-1]
+        self.intervals.append(Interval(0.0, last.X, last.model, last.pods))
         self.start_load(self.T0)
         end = self.T0 + sc.duration_s
         while self._queue and self._queue[0][0] <= end:
@@ -178,36 +278,60 @@ class SimRun(RunBase):
             self.drive(driver, name, at=self.clock + max(0.0, float(wait)))
         self.clock = end
         self.stop.set()
-        self.write_requests()
+        answered = self.write_requests()
+        for t_run, rows in sim_metrics.pulls(self.intervals, answered, self.plan.scenario):
+            self.out.metrics(rows, t=self.T0 + t_run)
         summary = self.summarize()
         self.undo_all()
         return summary
 
     # -------------------------------------------------------------- what the testbed would have measured
-    def write_requests(self) -> None:
+    def write_requests(self) -> np.ndarray:
+        """Every load's requests into its log; the send times (t_run) of those answered, sorted."""
         sc = self.plan.scenario
         rng = np.random.default_rng(self.plan.seed)
+        answered = []
         for k, spec in enumerate(sc.loads()):
             entry = self.plan.app.resolve_entry(spec.entry)
-            rows = (self.closed_requests(spec, rng) if spec.mode == "closed" else self.open_requests(spec, rng, k))
+            rows = (self.closed_requests(spec, rng, entry) if spec.mode == "closed"
+                    else self.open_requests(spec, rng, k, entry))
             with open(self.out.request_file(k), "w", newline="") as f:
                 w = csv.writer(f)
                 w.writerow(REQUEST_FIELDS)
                 for n, (t, ms) in enumerate(rows):
                     if n % 65536 == 0:
                         self.progress(lambda: f"load {k}: writing request {n:,} of {len(rows):,}")
+                    if isinstance(ms, Failed):
+                        w.writerow((f"{self.T0 + t:.6f}", f"{ms:.3f}", ms.status, 0, ms.error, "", entry))
+                        continue
                     timed_out = ms is None or ms > spec.timeout_s * 1000
                     w.writerow((f"{self.T0 + t:.6f}", f"{(spec.timeout_s * 1000 if timed_out else ms):.3f}",
                                 0 if timed_out else 200, 0, TIMED_OUT if timed_out else "",
                                 "", entry))
+                    if not timed_out:
+                        answered.append(t)
         merge_request_logs(self.out.path)
+        return np.sort(np.asarray(answered, float))
+
+    def failed(self, interval: Interval, entry: str) -> Failed | None:
+        """How a request to ``interval``'s placement fails when a service has no replica, with a pod
+        lifecycle (None without one: it counts as timed out, as before): no published replica of
+        its entry is the load generator's ``no endpoint`` at once; a callee without one the
+        cell's HTTP 500 after the rest of the request's time (the model without that service)."""
+        if not self.pod_clock.measured:
+            return None
+        model = interval.model
+        if entry in model.index and interval.X[model.index[entry]].sum() == 0:
+            return Failed(0.0, 0, f"RuntimeError: {NO_ENDPOINT}")
+        return Failed(float(model.partial_latency(interval.X)[0]), 500, "CatchResponseError: HTTP 500")
 
     def interval_at(self, t: float) -> Interval:
         starts = [i.t_run for i in self.intervals]
         return self.intervals[max(0, int(np.searchsorted(starts, t, side="right")) - 1)]
 
-    def closed_requests(self, spec, rng) -> list[tuple[float, float | None]]:
-        """Closed-loop users: each sends its next request when the last returns."""
+    def closed_requests(self, spec, rng, entry: str) -> list[tuple[float, float | None]]:
+        """Closed-loop users: each sends its next request when the last returns (after a failure for
+        want of any replica of the entry, ``NO_ENDPOINT_PAUSE_S`` later, as the load generator)."""
         duration = self.plan.scenario.duration_s
         steps = [(s.at_s, int(s.value)) for s in spec.steps]
         rows: list[tuple[float, float | None]] = []
@@ -225,10 +349,14 @@ class SimRun(RunBase):
                 ms = self.closed_ms(interval, users_at(t))
                 if ms is not None:
                     ms *= self.ratio(interval)
+                else:
+                    ms = self.failed(interval, entry)
                 rows.append((t, ms))
                 # as live: a user gives up at the timeout and sends its next request then (never waits
                 # out a latency past it: a load where every request times out still sends, and says so)
                 t += min(ms if ms is not None else np.inf, spec.timeout_s * 1000) / 1000
+                if isinstance(ms, Failed) and ms.status == 0:
+                    t += NO_ENDPOINT_PAUSE_S
         return sorted(rows)
 
     def ratio(self, interval: Interval) -> float:
@@ -238,7 +366,7 @@ class SimRun(RunBase):
             left.extend(self.spread.ratios(interval.model, interval.X, RequestSpread.CHUNK).tolist()[::-1])
         return left.pop()
 
-    def open_requests(self, spec, rng, k: int) -> list[tuple[float, float | None]]:
+    def open_requests(self, spec, rng, k: int, entry: str) -> list[tuple[float, float | None]]:
         """Open, periodic and trace loads: the send times, each interval's replayed through its placement."""
         from harness.sim.trace_replay import replay_ms
 
@@ -252,10 +380,10 @@ class SimRun(RunBase):
             if not len(mine):
                 continue
             if (interval.X.sum(axis=1) == 0).any():
-                out += [(float(t), None) for t in mine]
+                out += [(float(t), self.failed(interval, entry)) for t in mine]
                 continue
             ms = replay_ms(interval.model, interval.X, mine, seed=(self.plan.seed or 0) + 7919 * i + k,
-                           job_cv=self.job_cv)
+                           job_cv=self.job_cv, link_sd=self.link_sd)
             out += list(zip(map(float, mine), map(float, ms)))
         return out
 
@@ -279,9 +407,15 @@ class SimRun(RunBase):
         t_end = self.T0 + self.plan.scenario.duration_s
         base = self.summary_base(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.T0)), partial=False)
         base["world"] = "sim"
-        base["assumptions"] = elements.assumptions(self.plan.scenario)
-        base["assumptions"]["cluster"] = (f"pods start at once; a pod stopped holds its node's room for "
-                                          f"{self.cluster.terminating_s:g} s")
+        base["assumptions"] = elements.assumptions(self.plan.scenario, lifecycle=self.pod_clock.measured)
+        if self.pod_clock.measured:
+            gone = (f"{self.cluster.terminating_s:g} s (terminating_s)" if self.cluster.terminating_s > 0
+                    else "its stop time, drawn as the profile measured it")
+            base["assumptions"]["cluster"] = (f"a pod serves once ready, its start drawn from the profile's pod "
+                                              f"lifecycle per node type; a pod stopped holds its node's room for {gone}")
+        else:
+            base["assumptions"]["cluster"] = (f"pods start at once; a pod stopped holds its node's room for "
+                                              f"{self.cluster.terminating_s:g} s")
         stats, _ = self.request_stats(t_end)
         base.update(stats)
         base["metrics"] = self.placement_metrics(t_end)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.sim.latency_kernel import batch_terms, graph
+from harness.sim.latency_kernel import batch_terms, batch_terms_links, graph
 from harness.spec.app import App
 
 
@@ -109,13 +109,15 @@ class LatencyModel:
         return out
 
     # ------------------------------------------------------------------ core
-    def terms(self, X: np.ndarray, partial: bool = False, E: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    def terms(self, X: np.ndarray, partial: bool = False, E: np.ndarray | None = None,
+              links: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:
         """All the model's terms for a batch X (B, S, N), computed by the compiled kernel
         (sim.latency_kernel). Every service needs ≥ 1 replica, unless ``partial``: then a service
         without replicas counts as absent (no execution time, no call delay, no gateway delay; the
         services it calls still count), the cost of a placement being built pod by pod. ``E``: time
         per (service, node) other than the profile's execution time (S, N) or (B, S, N) — the
-        queueing model's sojourn times (sim.queueing)."""
+        queueing model's sojourn times (sim.queueing). ``links``: (D (B, N, N), user RTT (B, N)),
+        each placement's own RTTs instead of the topology's (a request's draw: sim.variability)."""
         X = np.ascontiguousarray(X, dtype=np.float64)
         if X.ndim == 2:
             X = X[None]
@@ -124,7 +126,11 @@ class LatencyModel:
         E = np.ascontiguousarray(E[None] if E.ndim == 2 else E)
         T_E, T_S, D_S = np.empty((B, self.S)), np.empty((B, self.S)), np.empty((B, len(self.edges)))
         D_gw, D_msa = np.empty(B), np.empty(B)
-        batch_terms(X, E, self.D, self.user_rtt, *self.graph, partial, T_E, T_S, D_S, D_gw, D_msa)
+        if links is None:
+            batch_terms(X, E, self.D, self.user_rtt, *self.graph, partial, T_E, T_S, D_S, D_gw, D_msa)
+        else:
+            D, user = (np.ascontiguousarray(a, dtype=np.float64) for a in links)
+            batch_terms_links(X, E, D, user, *self.graph, partial, T_E, T_S, D_S, D_gw, D_msa)
         D_S = {e: D_S[:, k] for k, e in enumerate(self.edges)}
         return {"T_E": T_E, "T_S": T_S, "D_S": D_S, "D_gateway": D_gw, "D_msa": D_msa}
 

@@ -120,6 +120,18 @@ def batch_terms(X, E, D, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g
 
 
 @numba.njit(cache=True, error_model="numpy")
+def batch_terms_links(X, E, D, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g_edge, g_ecaller, g_ecallee,
+                      g_entries, partial, T_E, T_S, D_S, D_gw, D_msa):
+    """``batch_terms`` with each placement's own RTTs: D (B, N, N), user_rtt (B, N) (a request's
+    draw of every link's delay: ``sim.variability``)."""
+    for b in range(X.shape[0]):
+        eb = b if E.shape[0] > 1 else 0
+        D_gw[b], D_msa[b] = placement_terms(X[b], E[eb], D[b], user_rtt[b], g_order, g_grp, g_call, g_callee,
+                                            g_weight, g_edge, g_ecaller, g_ecallee, g_entries, partial, T_E[b], T_S[b],
+                                            D_S[b])
+
+
+@numba.njit(cache=True, error_model="numpy")
 def node_load(X, E, visits, rate, g_grp, g_call, g_callee, g_weight, out):
     """out (N,): the busy share of each node's CPU under ``rate`` requests/s (in ms·requests/s;
     ``sim.queueing.QueueingModel.node_load`` divides by 1000 and the capacity). Service s's

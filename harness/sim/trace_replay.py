@@ -43,14 +43,17 @@ from harness.sim.latency import LatencyModel
 
 
 def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 1.0, seed: int = 0,
-              slowdown: tuple[np.ndarray, np.ndarray] | None = None, job_cv: np.ndarray | None = None) -> np.ndarray:
+              slowdown: tuple[np.ndarray, np.ndarray] | None = None, job_cv: np.ndarray | None = None,
+              link_sd: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Each request's latency (ms) when requests enter the placement ``X`` (S, N replica counts) at
     ``arrivals_s`` (seconds, sorted or not), in the arrivals' order. ``seed`` draws the calls made
     with a weight below 1 and the entry of each request. ``slowdown``: (edges (K+1,) in the
     arrivals' clock, factors (K,)): between edges k and k+1 every job needs factors[k] × its work
     (the host's speed drifts; ``host_slowdown``); before the first edge the first factor, after
     the last the last. ``job_cv`` (S, N): each job's work drawn around E with that coefficient of
-    variation (``sim.variability``; its own stream of the seed)."""
+    variation (``sim.variability``; its own stream of the seed). ``link_sd`` ((N, N), (N,) ms:
+    ``variability.link_sd``): each call's and each user's round trip drawn around the model's RTT
+    with that standard deviation (another stream of the seed)."""
     if not 0 < capacity <= 1:
         raise ValueError("capacity must be in (0, 1]")
     if slowdown is not None and (len(slowdown[0]) != len(slowdown[1]) + 1 or np.any(np.asarray(slowdown[1]) <= 0)):
@@ -68,6 +71,17 @@ def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 
 
         job_rng = np.random.default_rng([seed, 1])
         spread = lambda s, n: float(job_factors(job_rng, job_cv[s, n]))  # noqa: E731
+    E, D, user = model.E, model.D, model.user_rtt
+    rtt = lambda n, m: float(D[n, m])  # noqa: E731
+    to_user = lambda n: float(user[n])  # noqa: E731
+    if link_sd is not None and any(np.any(a > 0) for a in link_sd):
+        from harness.sim.variability import job_factors
+
+        link_rng = np.random.default_rng([seed, 2])
+        cv_d = np.where(D > 0, link_sd[0] / np.where(D > 0, D, 1.0), 0.0)
+        cv_u = np.where(user > 0, link_sd[1] / np.where(user > 0, user, 1.0), 0.0)
+        rtt = lambda n, m: float(D[n, m] * job_factors(link_rng, cv_d[n, m]))  # noqa: E731
+        to_user = lambda n: float(user[n] * job_factors(link_rng, cv_u[n]))  # noqa: E731
     N = X.shape[1]
     replicas = [[n for n in range(N) for _ in range(int(X[s, n]))] for s in range(model.S)]
     if any(not r for r in replicas):
@@ -75,7 +89,6 @@ def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 
     turn = [0] * model.S
     overhead = 1.0 / capacity - 1.0  # the work each job leaves behind on its node, per ms of job
     groups = [[(list(map(int, cs)), list(map(float, w))) for cs, w in gs] for gs in model.groups]
-    E, D, user = model.E, model.D, model.user_rtt
 
     timed: list = []  # (time, tie-break, callback)
     tie = count()
@@ -119,14 +132,14 @@ def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 
             return
         j = made[k]
         m = replica(j)
-        half = D[n, m] / 2
+        half = rtt(n, m) / 2
         back = lambda t: later(t + half, lambda t: call_next(made, k + 1, n, t, group_done))  # noqa: E731
         later(t + half, lambda t: visit(j, m, t, back))
 
     def enter(i, t):
         s = model.entries[int(rng.integers(len(model.entries)))] if len(model.entries) > 1 else model.entries[0]
         n = replica(s)
-        half = user[n] / 2
+        half = to_user(n) / 2
 
         def finished(t):
             done_at[i] = t + half

@@ -9,6 +9,13 @@ spread: then F = 1 and the run is as before). A request's latency is REACH's mod
 with its own draw of every job time (``ratios``: the draw's D_msa over the mean's), so in a
 closed loop under load each request takes the queueing model's mean for the users running times
 that ratio; an open loop's replay (``sim.trace_replay``) draws each job's time itself.
+
+The network the same way (``link_sd``): where the profile measured each link's RTT spread
+(``Profile.rtt_sd_ms``, the standard deviation of its pings), a request's round trip on a link
+is drawn from a gamma distribution with the model's RTT as its mean and that standard deviation
+(one draw per link and request in a closed loop, one per call in the replay), from a stream of
+its own, so that the job times drawn for a seed are the same with or without jitter. A profile
+without ``rtt_sd_ms`` draws no delay: the network is the model's, as before.
 """
 
 from __future__ import annotations
@@ -34,6 +41,55 @@ def cv_matrix(model: LatencyModel, profile: Profile | None) -> np.ndarray:
     return cv
 
 
+def link_sd(model: LatencyModel, profile: Profile | None) -> tuple[np.ndarray, np.ndarray]:
+    """(N, N) the standard deviation of the RTT between each two of the model's nodes, and (N,) of
+    the user's to each node (the mean over the profile's client nodes), in ms; zeros where the
+    profile measured none. A pair the profile did not measure by name (the same node types in
+    another inventory) gets the mean of its measured links between the same two node types."""
+    nodes = model.topo.nodes
+    sd, user = np.zeros((len(nodes), len(nodes))), np.zeros(len(nodes))
+    if profile is None or not profile.rtt_sd_ms:
+        return sd, user
+    type_of = dict(profile.nodes)
+    by_types: dict[tuple[str, str], list[float]] = {}
+    for a, row in profile.rtt_sd_ms.items():
+        for b, v in row.items():
+            if v is not None and a != b and a in type_of and b in type_of:
+                by_types.setdefault((type_of[a], type_of[b]), []).append(float(v))
+                by_types.setdefault((type_of[b], type_of[a]), []).append(float(v))
+
+    def of(a: str, ta: str, b: str, tb: str) -> float:
+        if a == b:
+            return 0.0
+        v = profile.rtt_sd_ms.get(a, {}).get(b)
+        if v is None:
+            v = profile.rtt_sd_ms.get(b, {}).get(a)
+        if v is None:
+            got = by_types.get((ta, tb))
+            v = float(np.mean(got)) if got else 0.0
+        return float(v)
+    types = model.topo.node_types
+    for i, (a, ta) in enumerate(zip(nodes, types)):
+        for j, (b, tb) in enumerate(zip(nodes, types)):
+            sd[i, j] = of(a, ta, b, tb)
+    role = {t: facts.get("role", facts.get("tier")) for t, facts in profile.node_types.items()}
+    clients = [c for c, t in type_of.items() if role.get(t) == "client"]
+    if clients:
+        user[:] = [np.mean([of(c, type_of[c], b, tb) for c in clients]) for b, tb in zip(nodes, types)]
+    return sd, user
+
+
+def link_draws(rng: np.random.Generator, model: LatencyModel, sd: tuple[np.ndarray, np.ndarray],
+               n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` requests' own RTTs: (n, N, N) between nodes and (n, N) from the user, each gamma with
+    the model's RTT as its mean and ``sd``'s standard deviation (a link of RTT 0, a call within
+    a node, is not drawn)."""
+    def draw(mean: np.ndarray, spread: np.ndarray) -> np.ndarray:
+        cv = np.where(mean > 0, spread / np.where(mean > 0, mean, 1.0), 0.0)
+        return mean[None] * job_factors(rng, cv, (n,))
+    return draw(model.D, sd[0]), draw(model.user_rtt, sd[1])
+
+
 def job_factors(rng: np.random.Generator, cv: np.ndarray, size: tuple[int, ...] = ()) -> np.ndarray:
     """Multipliers of mean 1 and coefficient of variation ``cv`` (gamma), shape ``size + cv.shape``;
     exactly 1 where cv is 0."""
@@ -44,22 +100,29 @@ def job_factors(rng: np.random.Generator, cv: np.ndarray, size: tuple[int, ...] 
 
 
 class RequestSpread:
-    """Each request's latency relative to the placement's mean: D_msa with its own job times."""
+    """Each request's latency relative to the placement's mean: D_msa with its own job times, and
+    with its own RTTs where ``links`` (``link_sd``) measured a spread (drawn from ``link_rng``)."""
 
     CHUNK = 512
+    CELLS = 2_000_000  # RTTs drawn at once at most: a large inventory's N² per request is taken in smaller chunks
 
-    def __init__(self, cv: np.ndarray, rng: np.random.Generator):
+    def __init__(self, cv: np.ndarray, rng: np.random.Generator, links: tuple[np.ndarray, np.ndarray] | None = None,
+                 link_rng: np.random.Generator | None = None):
         self.cv, self.rng = cv, rng
-        self.any = bool((cv > 0).any())
+        self.links = links if links is not None and any(bool((a > 0).any()) for a in links) else None
+        self.link_rng = link_rng if link_rng is not None else np.random.default_rng()
+        self.any = bool((cv > 0).any()) or self.links is not None
 
     def ratios(self, model: LatencyModel, X: np.ndarray, n: int) -> np.ndarray:
         """``n`` ratios (mean about 1) of a request's latency to the model's for placement ``X``."""
         if not self.any or n == 0:
             return np.ones(n)
         base = float(model.latency(X)[0])
+        chunk = self.CHUNK if self.links is None else max(1, min(self.CHUNK, self.CELLS // max(1, model.D.size)))
         out = []
-        for k in range(0, n, self.CHUNK):
-            m = min(self.CHUNK, n - k)
+        for k in range(0, n, chunk):
+            m = min(chunk, n - k)
             E = model.E[None] * job_factors(self.rng, self.cv, (m,))
-            out.append(model.terms(np.repeat(np.asarray(X, float)[None], m, axis=0), E=E)["D_msa"] / base)
+            links = None if self.links is None else link_draws(self.link_rng, model, self.links, m)
+            out.append(model.terms(np.repeat(np.asarray(X, float)[None], m, axis=0), E=E, links=links)["D_msa"] / base)
         return np.concatenate(out)

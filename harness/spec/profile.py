@@ -1,5 +1,8 @@
 """Profile (output of ``harness profile``): per service, per node type, the execution time of the
-service's internal job in ms, plus the testbed's measured RTT matrix. It feeds the simulator."""
+service's internal job in ms, plus the testbed's measured RTT matrix, and where measured the
+spread of each link's RTT (``rtt_sd_ms``) and how long a pod takes to start and to go per node
+type (``lifecycle``). It feeds the simulator; a profile without the last two is read, written and
+simulated exactly as before they existed."""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 from harness import shipped
 from harness.spec.loader import load_model
@@ -29,6 +32,22 @@ class Timing(BaseModel):
     p50_ms: float = Field(ge=0, le=MAX_MS)
     p95_ms: float = Field(ge=0, le=MAX_MS)
     std_ms: float = Field(ge=0, le=MAX_MS)
+    samples: int = Field(ge=1)
+
+
+MAX_S = 3600.0  # a pod that takes an hour to start or to go is no measurement
+
+
+class PodLifecycle(BaseModel):
+    """How long a pod takes on one node type (``harness.testbed.lifecycle``): from its start until
+    it is ready (it serves from then), and from its stop until it is gone (its node's room is
+    free), in seconds: means and standard deviations over ``samples`` pods."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    ready_s: float = Field(ge=0, le=MAX_S)
+    ready_sd_s: float = Field(0.0, ge=0, le=MAX_S)
+    gone_s: float = Field(0.0, ge=0, le=MAX_S)
+    gone_sd_s: float = Field(0.0, ge=0, le=MAX_S)
     samples: int = Field(ge=1)
 
 
@@ -60,6 +79,19 @@ class Profile(BaseModel):
     services: dict[str, dict[str, Timing]]  # service -> node type -> timing
     rtt_ms: dict[str, dict[str, dict[str, float | None]]]  # measured / configured -> a -> b -> ms
     calibration: Calibration | None = None  # set by harness calibrate; None: REACH's model as published
+    # a -> b -> the standard deviation of the link's measured RTT (its jitter), ms; empty: none measured
+    rtt_sd_ms: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+    lifecycle: dict[str, PodLifecycle] = Field(default_factory=dict)  # node type -> its pods' start and stop
+
+    @model_serializer(mode="wrap")
+    def _without_empty(self, handler):
+        """The fields added after the format's first version left out while empty: a profile that
+        measured no jitter or lifecycle is written (and hashed: ``policies.provenance``) as before."""
+        out = handler(self)
+        for key in ("rtt_sd_ms", "lifecycle"):
+            if isinstance(out, dict) and not out.get(key):
+                out.pop(key, None)
+        return out
 
     @model_validator(mode="after")
     def _numbers(self):
@@ -73,6 +105,10 @@ class Profile(BaseModel):
                 for b, ms in row.items():
                     if ms is not None:
                         _finite(ms, 0, f"rtt_ms.{kind}.{a}.{b}", strict=False)
+        for a, row in self.rtt_sd_ms.items():
+            for b, ms in row.items():
+                if ms is not None:
+                    _finite(ms, 0, f"rtt_sd_ms.{a}.{b}", strict=False)
         return self
 
     def execution_ms(self, service: str, node_type: str) -> float:

@@ -106,6 +106,12 @@ class Cluster(ABC):
     @abstractmethod
     def measure_rtt(self) -> dict[str, dict[str, float | None]]: ...
 
+    def measure_rtt_spread(self) -> dict[str, dict[str, float | None]]:
+        """Between every two nodes up, the standard deviation of the round trip in ms (the link's
+        jitter, which the simulator draws each request's delays with: ``Profile.rtt_sd_ms``); {}
+        from a backend that cannot tell (the simulator then draws none)."""
+        return {}
+
     @abstractmethod
     def start_process(self, node: str, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
                       log: Path | None = None, cgroup: str | None = None) -> NodeProcess:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from harness.errors import TestbedError
 
@@ -41,8 +42,8 @@ def deploy(cluster: "Cluster", app: "App", placement: "Placement",
     if cluster.pods():
         raise TestbedError("an app is already deployed; run 'harness undeploy' first")
     cluster.set_app(app)
-    pods = []
-    try:
+    pods: list[Pod] = []
+    with all_or_none(cluster, pods):
         for service, nodes in placement.items():
             for node in nodes:
                 pods.append(cluster.start_pod(service, node))
@@ -51,13 +52,21 @@ def deploy(cluster: "Cluster", app: "App", placement: "Placement",
             cluster.wait_ready(pod, max(0.1, deadline - time.monotonic()))
             if on_pod:
                 on_pod(pod)
+    cluster.publish()
+    return fresh(cluster, pods)
+
+
+@contextmanager
+def all_or_none(cluster: "Cluster", pods: list[Pod]) -> Iterator[list[Pod]]:
+    """Pods being started into ``pods``: if anything fails (or is interrupted) meanwhile, every one
+    started is removed and the endpoints published before the error goes on."""
+    try:
+        yield pods
     except BaseException:
         for pod in pods:
             cluster.stop_pod(pod, drain_seconds=0)
         cluster.publish()
         raise
-    cluster.publish()
-    return fresh(cluster, pods)
 
 
 def fresh(cluster: "Cluster", pods: list[Pod]) -> list[Pod]:

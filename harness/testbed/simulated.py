@@ -4,12 +4,16 @@ scenario on, so every scenario element (deployment, faults and self-healing, mov
 replica schedules, request streams) acts through the same interface as on a real testbed; what the
 pods' latency is, the simulator says (``harness.scenarios.simrun``).
 
-What a simulated cluster cannot be is said where it differs: pods start ready at once (live: a
-cell takes about 1-3 s), a pod stopped holds its node's room for ``terminating_s`` of the run's
-clock and no longer (Kubernetes' graceful deletion: a pod that exits on SIGTERM goes in a second or
-two; the local testbed's cells in a fraction of one), a pause takes no time, a process started in a node (``start_process``)
-only records that it runs (a fault kind that needs its effect declares a simulated one), and
-``measure_rtt`` gives the configured RTTs.
+What a simulated cluster cannot be is said where it differs. A pod gets ready ``start_s(node)``
+seconds of the run's clock after its start (0 unless the run gives the profile's pod lifecycle:
+``sim.lifecycle``; live, a cell takes about 1-3 s): whoever waits for it (``wait_ready``) waits
+that long on the run's clock (``sleep_until``), as a make-before-break move, a self-healing
+placement or a scale-up waits live. A pod stopped holds its node's room for ``terminating_s`` of
+the run's clock when that is given, else for ``stop_s(node)`` (Kubernetes' graceful deletion: a
+pod that exits on SIGTERM goes in a second or two; the local testbed's cells in a fraction of
+one). A pause takes no time, a process started in a node (``start_process``) only records that it
+runs (a fault kind that needs its effect declares a simulated one), and ``measure_rtt`` gives the
+configured RTTs.
 """
 
 from __future__ import annotations
@@ -67,6 +71,10 @@ class SimCluster(Cluster):
         self.state = state
         self.terminating_s = terminating_s
         self.clock: Callable[[], float] = lambda: 0.0  # the run's clock (SimRun sets it)
+        self.sleep_until: Callable[[float], None] = lambda t: None  # wait on the run's clock until t (SimRun sets it)
+        self.start_s: Callable[[str], float] = lambda node: 0.0  # a pod's start to ready on this node
+        self.stop_s: Callable[[str], float] = lambda node: 0.0  # a pod's stop to gone, unless terminating_s
+        self._ready_at: dict[str, float] = {}  # pod -> when it is ready on the run's clock
         self._terminating: list[tuple[float, Pod]] = []  # (gone at, pod): stopped, still holding its room
         self._nodes = list(state.nodes)
         self._up = {n.name: True for n in self._nodes}
@@ -151,11 +159,21 @@ class SimCluster(Cluster):
         pod = Pod(name=pod_name(service, self._serial), service=service, node=node, address=self.node(node).address,
                   port=0)
         self._pods.append(pod)
+        self._ready_at[pod.name] = self.clock() + self.start_s(node)
         return pod
+
+    def ready_at(self, pod: Pod) -> float:
+        """When the pod is ready, on the run's clock."""
+        return self._ready_at.get(pod.name, self.clock())
 
     def wait_ready(self, pod: Pod, timeout: float) -> None:
         if pod.name not in {p.name for p in self._pods}:
             raise TestbedError(f"pod {pod.name} is gone")
+        now, at = self.clock(), self.ready_at(pod)
+        if at - now > timeout:
+            self.sleep_until(now + timeout)
+            raise TestbedError(f"pod {pod.name} on {pod.node} not ready after {timeout:.0f}s")
+        self.sleep_until(at)
 
     def retire_pod(self, pod: Pod) -> None:
         if pod in self._pods:
@@ -163,8 +181,10 @@ class SimCluster(Cluster):
             self._retired.append(pod)
 
     def stop_pod(self, pod: Pod, drain_seconds: float = 10) -> None:
-        if self.terminating_s > 0 and self._up[pod.node]:
-            self._terminating.append((self.clock() + self.terminating_s, pod))
+        hold = self.terminating_s if self.terminating_s > 0 else self.stop_s(pod.node)
+        if hold > 0 and self._up[pod.node]:
+            self._terminating.append((self.clock() + hold, pod))
+        self._ready_at.pop(pod.name, None)
         self._pods = [p for p in self._pods if p.name != pod.name]
         self._retired = [p for p in self._retired if p.name != pod.name]
         self._dead.discard(pod.name)

@@ -61,3 +61,73 @@ def test_a_profile_without_spread_gives_the_models_mean_to_every_request(tmp_pat
     flat.write_text(json.dumps(p))
     runs = _evaluate(tmp_path / "out", "--profile", str(flat))
     assert len({s["mean_ms"] for s in runs}) == 1
+
+
+# ---------------------------------------------------------------- the network's jitter
+def _with_jitter(profile, sd_ms: float):
+    """``profile`` with every link between two nodes measured at ``sd_ms`` of RTT spread."""
+    nodes = list(profile.nodes)
+    return profile.model_copy(update={"rtt_sd_ms": {a: {b: 0.0 if a == b else sd_ms for b in nodes} for a in nodes}})
+
+
+def test_each_link_draws_its_rtt_around_the_models_with_the_measured_spread():
+    from harness.sim.variability import link_draws, link_sd
+
+    profile = load_profile("profiles/chain.reach-local.json")
+    model = default_model("workloads/chain.json", "profiles/chain.reach-local.json")
+    assert not any(a.any() for a in link_sd(model, profile))  # the committed profile measured none
+    sd = link_sd(model, _with_jitter(profile, 4.0))
+    far = model.D > 10  # the 50 ms links between cloud and edge
+    assert np.all(sd[0][model.D > 0] == 4.0) and np.all(np.diag(sd[0]) == 0) and np.all(sd[1] == 4.0)
+    D, user = link_draws(np.random.default_rng(0), model, sd, 20_000)
+    assert np.allclose(D.mean(axis=0)[far], model.D[far], rtol=0.01)
+    assert np.allclose(D.std(axis=0)[far], 4.0, rtol=0.05) and np.all(D >= 0) and np.all(user >= 0)
+    assert np.all(D[:, model.D == 0] == 0)  # a call within a node is not drawn
+
+
+def test_a_link_measured_on_other_nodes_of_its_types_takes_their_spread():
+    from harness.sim.variability import link_sd
+
+    profile = load_profile("profiles/chain.reach-local.json")
+    model = default_model("workloads/chain.json", "profiles/chain.reach-local.json")
+    one = profile.model_copy(update={"rtt_sd_ms": {"cloud-a-1": {"edge-a-1": 3.0}, "edge-b-1": {"client-a-1": 2.0}}})
+    sd, user = link_sd(model, one)
+    i = {n: k for k, n in enumerate(model.topo.nodes)}
+    assert sd[i["cloud-a-2"], i["edge-a-2"]] == 3.0 == sd[i["edge-a-1"], i["cloud-a-1"]]  # same types, by name or not
+    assert sd[i["cloud-a-1"], i["edge-b-1"]] == 0.0  # types never measured together
+    assert user[i["edge-b-2"]] == 2.0 and user[i["cloud-a-1"]] == 0.0
+
+
+def test_jitter_alone_spreads_requests_and_leaves_the_job_draws_as_they_were():
+    from harness.sim.variability import link_sd
+
+    profile = load_profile("profiles/chain.reach-local.json")
+    model = default_model("workloads/chain.json", "profiles/chain.reach-local.json")
+    X = np.zeros((model.S, len(model.topo.nodes)))
+    X[:, [0, 2]] = 1  # a cloud and an edge node: calls cross the 50 ms links
+    none = np.zeros((model.S, len(model.topo.nodes)))
+    sd = link_sd(model, _with_jitter(profile, 5.0))
+    r = RequestSpread(none, np.random.default_rng(1), links=sd, link_rng=np.random.default_rng(2)).ratios(model, X, 4000)
+    assert abs(r.mean() - 1) < 0.01 and r.std() > 0.01
+    cv = cv_matrix(model, profile)
+    jobs = RequestSpread(cv, np.random.default_rng(1)).ratios(model, X, 600)
+    both = RequestSpread(cv, np.random.default_rng(1), links=sd, link_rng=np.random.default_rng(2)).ratios(model, X, 600)
+    assert not np.array_equal(jobs, both) and abs(both.mean() / jobs.mean() - 1) < 0.02
+    arrivals = np.linspace(0, 5, 50)
+    exact = replay_ms(model, X, arrivals, seed=3)
+    assert np.array_equal(replay_ms(model, X, arrivals, seed=3, link_sd=link_sd(model, profile)), exact)
+    drawn = replay_ms(model, X, arrivals, seed=3, link_sd=sd)
+    assert not np.array_equal(drawn, exact) and abs(drawn.mean() / exact.mean() - 1) < 0.05
+
+
+def test_seeds_of_a_closed_loop_differ_by_jitter_alone(tmp_path):
+    """No job spread: without jitter every seed is the same run; with it, each seed its own."""
+    p = json.loads(open("profiles/chain.reach-local.json").read())
+    for by_type in p["services"].values():
+        for t in by_type.values():
+            t["std_ms"], t["p50_ms"], t["p95_ms"] = 0.0, t["mean_ms"], t["mean_ms"]
+    p["rtt_sd_ms"] = {a: {b: 0.0 if a == b else 3.0 for b in p["nodes"]} for a in p["nodes"]}
+    jittery = tmp_path / "jitter.json"
+    jittery.write_text(json.dumps(p))
+    runs = _evaluate(tmp_path / "out", "--profile", str(jittery))
+    assert len({s["mean_ms"] for s in runs}) == 3 and all(s["p95_ms"] > s["mean_ms"] for s in runs)

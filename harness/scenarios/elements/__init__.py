@@ -1,7 +1,8 @@
 """The elements of a scenario, each a plug-in like the fault kinds: one module with the part of the
 scenario it plays (``wanted``), what it does at its times in either world (``driver``: a generator
 that acts on the run, then yields the seconds until it acts again), what a simulated run assumes
-of it where the simulator cannot do as the testbed does (``SIMULATION_ASSUMES``), the event
+of it where the simulator cannot do as the testbed does (``SIMULATION_ASSUMES``; where the
+profile's pod lifecycle changes that, ``SIMULATION_ASSUMES_LIFECYCLE``), the event
 kinds it writes (declared in ``harness.events``), and, if it must act before the app is
 deployed, ``before_deploy(run)``. A run (``harness.scenarios.run.RunBase``) drives
 every element its scenario wants: live each in its own thread on the wall clock, simulated in one
@@ -31,13 +32,19 @@ def wanted(sc: Scenario) -> list[ModuleType]:
     return [m for m in modules() if m.wanted(sc)]
 
 
-def assumptions(sc: Scenario) -> dict[str, str]:
-    """What a simulated run of ``sc`` assumes, per element (and fault kind) it has."""
+def assumptions(sc: Scenario, lifecycle: bool = False) -> dict[str, str]:
+    """What a simulated run of ``sc`` assumes, per element (and fault kind) it has; with the
+    profile's pod ``lifecycle``, what an element (``SIMULATION_ASSUMES_LIFECYCLE``) or a fault kind
+    (``simulation_assumes_lifecycle``) assumes then, where that differs."""
     from harness import faults
 
-    out = {m.__name__.rsplit(".", 1)[1]: m.SIMULATION_ASSUMES for m in wanted(sc) if m.SIMULATION_ASSUMES}
+    def said(m) -> str:
+        return getattr(m, "SIMULATION_ASSUMES_LIFECYCLE", m.SIMULATION_ASSUMES) if lifecycle else m.SIMULATION_ASSUMES
+    out = {m.__name__.rsplit(".", 1)[1]: said(m) for m in wanted(sc) if said(m)}
     kinds = faults.load_all()
     for f in sc.faults:
-        if kinds[f.kind].simulation_assumes:
-            out[f"fault {f.kind}"] = kinds[f.kind].simulation_assumes
+        kind = kinds[f.kind]
+        text = (getattr(kind, "simulation_assumes_lifecycle", "") if lifecycle else "") or kind.simulation_assumes
+        if text:
+            out[f"fault {f.kind}"] = text
     return out

@@ -7,6 +7,8 @@ from harness.autoscaler import HPA
 
 SIMULATION_ASSUMES = ("a pod's CPU is its arrivals times its execution time (the queueing model's load); "
                       "with closed-loop users the arrivals are the users over the predicted latency")
+SIMULATION_ASSUMES_LIFECYCLE = SIMULATION_ASSUMES + ("; a scale-up's pods serve after their start time, drawn from "
+                                                     "the profile's pod lifecycle")
 
 
 def wanted(sc) -> bool:

@@ -10,6 +10,9 @@ from harness.autoscaler import scale_up_limit, stabilised
 
 SIMULATION_ASSUMES = ("new pods start at once; a pod scaled down holds its room for the simulated cluster's "
                       "terminating_s (live: a grace of 0.3 s, then its drain)")
+SIMULATION_ASSUMES_LIFECYCLE = ("new pods serve after their start time and a pod scaled down holds its room for its "
+                                "stop time, both drawn from the profile's pod lifecycle (terminating_s, when given, "
+                                "for the stop); the schedule waits for its new pods, as live")
 
 
 def wanted(sc) -> bool:

@@ -6,17 +6,19 @@ Live, a request's pods start while the stream goes on (``StartPlaced``): the dec
 the arrival, the room held at once, the pods published when ready. Waiting for them instead put
 later arrivals up to 35 s behind their time (2026-11-27, the admission scenario), so a run saw
 fewer requests than the same seed draws in simulation. Each arrival's event carries the time it
-was due (``due_s``)."""
+was due (``due_s``). A simulated run with the profile's pod lifecycle does the same on its clock
+(``simrun.SimStarting``); without one, the pods start at once."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from harness.rescheduler.live import StartPlaced
 from harness.rescheduler.loop import PlanTimeout
 from harness.testbed.pods import stop_withdrawn, withdraw
 
 SIMULATION_ASSUMES = "a request's pods start at once"
+SIMULATION_ASSUMES_LIFECYCLE = ("a request's pods serve after their start time (the profile's pod lifecycle), the "
+                                "stream going on meanwhile, as live")
 JOIN_S = 60.0  # a departure waits at most this long for its request's pods to have started
 
 
@@ -26,7 +28,7 @@ def wanted(sc) -> bool:
 
 def depart(run, req: int, pods) -> None:
     """Request ``req`` leaves: its pods (once started, if they were still starting) withdrawn, then stopped."""
-    if isinstance(pods, StartPlaced):
+    if hasattr(pods, "join"):  # still starting (StartPlaced, SimStarting)
         pods = pods.join(JOIN_S)
     with run.lock:
         withdraw(run.cluster, pods)
@@ -39,7 +41,7 @@ def driver(run):
     rs = run.plan.scenario.request_stream
     rng = np.random.default_rng(run.plan.seed)
     t = rs.start_s + rng.exponential(1 / rs.rate_per_s)
-    leaving: list[tuple[float, int, list | StartPlaced]] = []  # (when, request, its pods or their start)
+    leaving: list[tuple[float, int, object]] = []  # (when, request, its pods or their start: run.start_placed)
     k = 0
     try:
         while True:
@@ -65,17 +67,18 @@ def driver(run):
                     except PlanTimeout as exc:  # the request is rejected, the timeout counted
                         run.event("plan-timeout", reason=f"place(): {exc}")
                         nodes = [None] * r
-                    if not run.simulated and all(n is not None for n in nodes):
-                        started = StartPlaced(run.view, run.lock, [service] * r, nodes, run.event, run.lineage,
-                                              on_ready=lambda: run.record_placement("request-arrival"))
+                    if all(n is not None for n in nodes):
+                        started = run.start_placed([service] * r, nodes,
+                                                   on_ready=lambda: run.record_placement("request-arrival"))
                 if any(n is None for n in nodes):
                     run.event("request-rejected", request=k, service=service, replicas=r)
                 else:
-                    if started is None:  # simulated: the pods start at once
+                    at_once = started is None  # simulated without pod lifecycle: the pods start at once
+                    if at_once:
                         started = run.place_new([service] * r, "request", prefer=nodes)
                     run.event("request-arrival", request=k, service=service, replicas=r, nodes=nodes,
                               lifetime_s=round(lifetime, 3), due_s=round(t, 3))
-                    if run.simulated:
+                    if at_once:
                         run.record_placement("request-arrival")
                     leaving.append((now + lifetime, k, started))
                     leaving.sort(key=lambda x: x[0])
@@ -86,5 +89,5 @@ def driver(run):
             yield max(0.01, min(wake, 0.5))
     finally:  # the run ended: the pods still starting get ready (or fail) before clean-up
         for _, _, pods in leaving:
-            if isinstance(pods, StartPlaced):
+            if hasattr(pods, "join"):
                 pods.join(JOIN_S)

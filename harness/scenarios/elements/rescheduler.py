@@ -10,6 +10,11 @@ from harness.rescheduler.loop import CycleGuard
 SIMULATION_ASSUMES = ("a move takes no time: the new pod serves at once and the old one stops; a plan takes no "
                       "virtual time (each call of the policy's still within rescheduler.plan_budget_s of wall "
                       "clock, past which it is a plan-timeout)")
+SIMULATION_ASSUMES_LIFECYCLE = ("a move waits for its new pod's start time (the profile's pod lifecycle) while the "
+                                "old pod serves, then the old one stops and holds its room for its stop time; an "
+                                "element due meanwhile acts when the move is done (a fault then says late_s); a plan "
+                                "takes no virtual time (each call of the policy's still within "
+                                "rescheduler.plan_budget_s of wall clock, past which it is a plan-timeout)")
 
 
 def wanted(sc) -> bool:
@@ -26,7 +31,7 @@ def driver(run):
             yield 0.5
             continue
         r = reschedule(run.plan.policy, run.view, run.lock, rs.max_moves, run.event, run.lineage,
-                       lambda: run.stop.is_set() or bool(run.healing), guard, think)
+                       lambda: run.stop.is_set() or bool(run.healing), guard, think, clock=run.now)
         if r.moves:
             run.add_moves(r.moves)
         if r.ended == "policy-error" and rs.on_policy_error == "idle":

@@ -119,6 +119,10 @@ class LocalCluster(LocalPods, Cluster):
         up = [n.name for n in self.nodes if self.node_up(n.name)]
         return rtt.measure_matrix(self.layout, up)
 
+    def measure_rtt_spread(self) -> dict[str, dict[str, float | None]]:
+        up = [n.name for n in self.nodes if self.node_up(n.name)]
+        return rtt.measure_matrix(self.layout, up, count=rtt.SPREAD_COUNT, stat=rtt.spread)
+
     # ------------------------------------------------------------ processes
     def _wrap(self, node: str, argv: Sequence[str], cgroup: str | None) -> list[str]:
         """A small shell enters the cgroup and then execs ``ip netns exec``: the process is capped
