@@ -73,6 +73,7 @@ class RequestLog:
         self.sent = 0
         self.in_flight: dict[int, tuple[float, str, object]] = {}
         self.closed = False
+        self.flusher = None
 
     def send(self, entry: str) -> dict:
         """A request about to be sent: its context, on the generator's clock."""
@@ -124,16 +125,26 @@ class RequestLog:
         entry = (context or {}).get("entry", "")
         self.w.writerow((f"{start_time:.6f}", f"{response_time:.3f}", status, response_length or 0, error, pod, entry))
 
-    def flush_forever(self):
-        while True:
+    def start_flushing(self) -> None:
+        """Flush the log twice a second until ``close``, in a greenlet of its own."""
+        self.flusher = gevent.spawn(self._flush_forever)
+
+    def _flush_forever(self):
+        while not self.closed:
             gevent.sleep(0.5)
+            if self.closed:
+                return
             try:
                 self.f.flush()
             except OSError as exc:
                 self.failed(exc)
 
     def close(self):
+        """Stop the flusher, then flush and close the log. In this order: a flusher woken after
+        the file is closed would end every run's log in ``ValueError: I/O operation on closed file``."""
         self.closed = True
+        if self.flusher is not None:
+            self.flusher.kill(block=True)
         try:
             self.f.flush()
             self.f.close()
@@ -234,11 +245,11 @@ def main(argv: list[str] | None = None) -> None:
     env = Environment(user_classes=[user], shape_class=make_shape(spec["mode"], spec["steps"], spec["duration_s"]))
     env.events.request.add_listener(log.on_request)
     runner = env.create_local_runner()
-    gevent.spawn(log.flush_forever)
-    stats_csv = None
+    log.start_flushing()
+    stats_csv = stats_writer = None
     if args.csv_prefix:  # what `locust --csv` writes, so Locust users' tools read the run as they are
         stats_csv = StatsCSVFileWriter(env, PERCENTILES_TO_REPORT, args.csv_prefix)
-        gevent.spawn(stats_csv.stats_writer)
+        stats_writer = gevent.spawn(stats_csv.stats_writer)
     told: list[bool] = []  # stopped by a signal: drain briefly, not for a whole timeout
 
     def stop_now():
@@ -268,6 +279,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"sent {log.sent} requests, {unfinished} unfinished", flush=True)
     if stats_csv is not None:
         gevent.sleep(CSV_STATS_INTERVAL_SEC + 0.1)  # one more pass of the writer: the files hold the final totals
+        stats_writer.kill(block=True)  # stopped before its files are closed, as `locust` does
         try:
             stats_csv.close_files()
         except OSError as exc:

@@ -136,3 +136,45 @@ def test_an_overloaded_open_loop_accounts_for_every_request_it_sends(cells, work
     assert sent == len(df) and 120 <= sent <= 240, said[-500:]  # every request sent, one row each
     assert (df.error == TIMED_OUT).sum() >= 0.9 * len(df)  # 2-s replies, a 1-s timeout
     assert df.latency_ms.max() < 1000 + 300  # from the send: no request waits unseen in the pool
+
+
+class LoopbackNode:
+    """A client node that is this host (the loopback cells): what ``LoadGenerator`` asks of a
+    Cluster, without root (no namespace, no cgroup)."""
+
+    def __init__(self, endpoints):
+        self.endpoints_file = endpoints
+
+    def start_process(self, node, argv, *, env=None, log=None, cgroup=None):
+        from harness.testbed.cluster import PopenProcess
+
+        with open(log, "ab") as out:
+            return PopenProcess(node, subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT))
+
+
+@pytest.mark.parametrize("how", ["ends", "stopped"])
+def test_the_load_generators_log_ends_cleanly_whether_the_load_ends_or_is_stopped(cells, tmp_path, how):
+    """Issue 65, item 9: every live run's loadgen.log ended in ``ValueError: I/O operation on
+    closed file`` (the log's flusher woke after the log was closed). The control path as a live
+    run drives it: Locust's CSV and HTML files on, the load run to its end or stopped by SIGTERM."""
+    from harness.loadgen.process import LoadGenerator
+    from harness.spec.scenario import Load
+
+    c = cells(SLEEPY)
+    c.publish({"a": [c.start("a")]})
+    log = tmp_path / "loadgen.log"
+    gen = LoadGenerator(LoopbackNode(c.endpoints), "client", "a", Load(), 3 if how == "ends" else 60,
+                        tmp_path / "requests.csv", 3, log)
+    gen.start()
+    try:
+        if how == "ends":
+            assert gen.proc.wait(60) == 0
+        else:
+            time.sleep(1.5)
+            assert gen.stop() == 0
+    finally:
+        gen.stop(timeout=5)
+    text = log.read_text()
+    assert "Traceback" not in text and "Error" not in text, text[-2000:]
+    assert text.strip().splitlines()[-1].startswith("sent "), text[-2000:]
+    assert (tmp_path / "locust_stats.csv").exists() and (tmp_path / "locust_report.html").exists()
