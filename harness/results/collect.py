@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
+from harness.results.csvfile import complete_rows, dropped_rows
 from harness.results.rundir import EVENTS, METRICS, PLACEMENTS, REQUESTS, SUMMARY, request_files
 from harness.results.stats import batch_means_ci95
 from harness.results.summary import ok_mask
@@ -135,7 +137,12 @@ def _run(d: Path, out: Collected) -> None:
     run = Run(d, summary)
     try:
         files = request_files(d) or [d / REQUESTS]
-        frames = [pd.read_csv(f, keep_default_na=False, on_bad_lines="skip") for f in files]  # one per load
+        frames = []
+        for f in files:  # one per load; whole rows only, and one line to say what was left out
+            text, cut, malformed = complete_rows(f)
+            if (dropped := dropped_rows(f, cut, malformed)) is not None:
+                out.problems.append(dropped)
+            frames.append(pd.read_csv(io.StringIO(text), keep_default_na=False))
         df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
         need = {"t_send", "latency_ms", "status"}
         if not need <= set(df.columns):

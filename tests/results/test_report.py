@@ -114,6 +114,32 @@ def test_missing_and_corrupt_files_are_named_and_the_rest_is_built(tmp_path):
     assert (tmp_path / "report" / "latency_over_time.png").exists()
 
 
+def test_a_request_log_cut_mid_row_loses_that_row_and_says_so_in_one_line(tmp_path):
+    """Issue 65, item 9: a requests.csv whose last row was cut mid-line (a crash mid-write) was
+    read silently, the cut row a request of status 0 with the latency's first digits. Now it is
+    skipped and one warning line names the file and how many rows were left out; a row with
+    another number of fields than the header is skipped and counted the same way."""
+    run = make_run(tmp_path / "default-s0", "default", 0, 200.0, seconds=20)
+    log = run / "requests.csv"
+    whole = log.read_bytes()
+    n = whole.count(b"\n") - 1  # rows under the header
+    last = whole.rstrip(b"\n").rfind(b"\n") + 1
+    log.write_bytes(whole[:last + 22])  # the last row: its send time and part of its latency, no newline
+    r = subprocess.run([sys.executable, "-m", "harness", "report", str(run)], cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    warnings = [x for x in r.stdout.splitlines() if x.startswith("warning:")]
+    assert warnings == [f"warning: {log}: 1 incomplete row skipped: the last, cut mid-line (its writer stopped "
+                        "mid-row)"], r.stdout
+    requests = find([run]).runs[0].requests
+    assert len(requests) == n - 1 and (requests.status == 200).sum() >= len(requests) - 5  # no status-0 stub
+    rows = log.read_text().splitlines(keepends=True)[:-1]  # the whole rows; then a row of too few fields
+    log.write_text("".join(rows[:5] + ["1.0,2.0\n"] + rows[5:]) + "1800000999.0,1")  # in the middle, and a cut end
+    col = find([run])
+    assert col.problems == [f"{log}: 2 incomplete rows skipped: the last, cut mid-line (its writer stopped mid-row) "
+                            "and 1 with more or fewer fields than its header"]
+    assert len(col.runs[0].requests) == n - 1
+
+
 def test_sweep_output_gives_grouped_bars(tmp_path):
     ev = tmp_path / "eval.csv"
     pd.DataFrame([{"policy": p, "pods": n, "latency_ms": m + n, "moves": 0, "moved_share": 0, "scenarios": 10}
