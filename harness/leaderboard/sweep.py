@@ -60,7 +60,9 @@ def _run(file, board, out, seeds, jobs, model_dir, on_progress, ray, mode, clust
     sweep = Sweep(board, mode=mode)
     kept = resumed(file, out) if resume else set()
     out.mkdir(parents=True, exist_ok=True)
-    shutil.copy(file, out / "leaderboard.yaml")  # the file as it was: results of two versions do not compare
+    copy = out / "leaderboard.yaml"
+    if not (copy.exists() and copy.samefile(file)):  # resumed from its own copy: nothing to copy
+        shutil.copy(file, copy)  # the file as it was: results of two versions do not compare
     if resume:
         sweep.rows = [r for r in tables.read_long(out) if (r["track"], r["app"], r["scenario"], r["seed"], r["world"]) in kept]
     sweep.coverage = cl.coverage(board, model_dir)

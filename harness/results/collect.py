@@ -90,7 +90,7 @@ def find(paths: list[Path]) -> Collected:
             runs = sorted(d for d in p.iterdir() if d.is_dir() and ((d / SUMMARY).exists() or (d / REQUESTS).exists()))
             evals = sorted(f for f in p.glob("*.csv") if f.name != "comparison.csv" and _looks_like_evaluation(f))
             if not runs and not evals:
-                out.problems.append(f"{p}: no run directories (with {SUMMARY} or {REQUESTS}) and no sweep output inside")
+                out.problems.append(_nothing_inside(p))
             for d in runs:
                 _run(d, out)
             for f in evals:
@@ -99,6 +99,26 @@ def find(paths: list[Path]) -> Collected:
         for r in out.runs:
             r.apart = True
     return out
+
+
+def _nothing_inside(p: Path) -> str:
+    """What a folder with no run directory directly inside holds instead, and what to do: a
+    leaderboard folder whose sweep did not end (no ``leaderboard.json``), or run directories
+    deeper down (a leaderboard's under ``runs/<track>/<app>/<scenario>/``)."""
+    deeper = {f.parent for name in (SUMMARY, REQUESTS) for f in p.rglob(name)}
+    folders = sorted({d.parent for d in deeper})
+    where = (f"{len(deeper)} run director{'y' if len(deeper) == 1 else 'ies'} in " +
+             (f"1 folder under it: harness report {folders[0]}" if len(folders) == 1 else
+              f"{len(folders)} folders under it, a report each: e.g. harness report {folders[0]}") if folders else "")
+    if (p / "leaderboard.yaml").exists() or (p / "leaderboard.csv").exists():
+        again = (f"harness leaderboard {p / 'leaderboard.yaml'} --resume --out {p} (with its --seeds) plays what is left and "
+                 "writes it"
+                 if (p / "leaderboard.yaml").exists() else "its leaderboard.yaml is missing too")
+        return (f"{p}: a leaderboard folder without leaderboard.json (its sweep did not end: stopped or killed): "
+                f"{again}" + (f"; or report a setting's runs, {where}" if where else ""))
+    if where:
+        return f"{p}: no run directories directly inside, and no sweep output; {where}"
+    return f"{p}: no run directories (with {SUMMARY} or {REQUESTS}) and no sweep output inside"
 
 
 def _looks_like_evaluation(f: Path) -> bool:

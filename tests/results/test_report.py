@@ -175,6 +175,29 @@ def test_cli_with_nothing_readable_exits_2(tmp_path):
     assert r.returncode == 2 and "nothing to report" in r.stderr and r.stderr.count("\n") == 1
 
 
+def test_a_leaderboard_folder_without_its_json_says_what_is_missing_and_where_its_runs_are(tmp_path):
+    """Issue 65, item 9: on a leaderboard folder whose sweep did not end (no leaderboard.json),
+    report said "no run directories" beside 96 of them (under runs/<track>/<app>/<scenario>/).
+    Now one line says what is missing, how to finish the sweep and where the runs are."""
+    lb = tmp_path / "lb"
+    (lb / "runs").mkdir(parents=True)
+    (lb / "leaderboard.yaml").write_text("version: 1\nname: t\ntracks: []\n")
+    for setting, policies in (("short", ("default", "reach")), ("long", ("default",))):
+        for i, p in enumerate(policies):
+            make_run(lb / "runs" / "t" / "chain" / setting / f"{p}-s0", p, 0, 200.0 + i, seconds=20)
+    r = subprocess.run([sys.executable, "-m", "harness", "report", str(lb)], cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert (f"{lb}: a leaderboard folder without leaderboard.json (its sweep did not end: stopped or killed): "
+            f"harness leaderboard {lb}/leaderboard.yaml --resume --out {lb} (with its --seeds) plays what is left and "
+            f"writes it; or report a setting's runs, 3 run directories in 2 folders under it, a report each: "
+            f"e.g. harness report {lb}/runs/t/chain/long") in r.stderr, r.stderr
+    assert "no run directories" not in r.stderr
+    col = find([lb / "runs"])  # a folder of folders of runs: where they are, too
+    assert col.problems == [f"{lb / 'runs'}: no run directories directly inside, and no sweep output; 3 run "
+                            f"directories in 2 folders under it, a report each: e.g. harness report {lb}/runs/t/chain/long"]
+    assert len(find([lb / "runs/t/chain/short"]).runs) == 2  # what the line points to is a report
+
+
 def test_simulated_and_live_runs_of_one_scenario_are_set_side_by_side_with_their_ranks(tmp_path):
     """A report over both worlds: per policy each world's mean with its interval and its rank, and
     Spearman's ρ of the ranks; elsewhere in the report the simulated runs stay apart ("x (sim)")."""
