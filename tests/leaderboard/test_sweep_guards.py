@@ -17,10 +17,10 @@ def leaderboard(*args) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
-def board(tmp_path, policies) -> str:
+def board(tmp_path, policies, scenarios=("steady",)) -> str:
     f = tmp_path / "board.yaml"
     f.write_text(yaml.safe_dump({"version": 1, "name": "t", "tracks": [
-        {"name": "t", "apps": ["chain"], "scenarios": ["steady"], "policies": policies}]}))
+        {"name": "t", "apps": ["chain"], "scenarios": list(scenarios), "policies": policies}]}))
     return str(f)
 
 
@@ -46,3 +46,18 @@ def test_a_second_leaderboard_into_the_same_folder_is_refused_in_one_line(tmp_pa
     lines = [x for x in r.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and "another harness leaderboard (pid" in lines[0] and "--out" in lines[0], r.stderr
     assert sorted(p.name for p in out.iterdir()) == [".sweep.lock"]  # nothing of the second's written
+
+
+
+def test_a_sweep_resumes_from_its_folders_own_copy_of_the_file(tmp_path):
+    """What report suggests for a folder without leaderboard.json: ``--resume`` with the folder's
+    own leaderboard.yaml (it was a SameFileError traceback: the file copied onto itself)."""
+    sc = tmp_path / "short.yaml"
+    sc.write_text(yaml.safe_dump({"name": "short", "description": "chain, one user", "duration_s": 10, "app": "chain",
+                                  "load": {"mode": "closed", "steps": [{"at_s": 0, "value": 1}]}}))
+    out = tmp_path / "out"
+    assert leaderboard(board(tmp_path, ["default"], [str(sc)]), "--seeds", "1", "--out", str(out)).returncode == 0
+    (out / "leaderboard.json").unlink()  # a sweep killed before its end
+    r = leaderboard(str(out / "leaderboard.yaml"), "--resume", "--seeds", "1", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert (out / "leaderboard.json").exists() and "default" in (out / "ranked-sim.csv").read_text()
