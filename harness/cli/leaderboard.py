@@ -46,7 +46,9 @@ def leaderboard(
     track's reference — default unless the track names another — paired by setting: ranked-sim.csv)
     and the coverage matrix (coverage.csv: ran, no model, or the ability that does not fit). A
     failed cell is played once more, then reported in leaderboard.json, never dropped. The long
-    table is saved as cells finish: a stopped sweep goes on with --resume --out DIR."""
+    table is saved as cells finish: a stopped sweep goes on with --resume --out DIR. Ctrl-C stops
+    the simulated cells at once; the cells finished by then are ranked (leaderboard.json marked
+    interrupted), exit status 130."""
     from harness.cli.output import console as make_console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -82,14 +84,20 @@ def leaderboard(
         console.print(f"trained {len(made)} model{'' if len(made) == 1 else 's'} into {model_dir}" + "".join(f"\n  {m.name}" for m in made))
         for model, error in failed.items():
             console.print(f"harness: error: training {model.name} failed twice (its cells sit out): {error}")
-    with testbed(ctx, mode) as (cluster, state_dir), \
-            Progress(TextColumn("cells"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                     console=console, transient=True) as bar:
-        task = bar.add_task("cells", total=None)
-        result = sweep.run(file, out, seeds, jobs, shipped.find(model_dir),
-                           lambda done, total: bar.update(task, completed=done, total=total), ray=ray, mode=mode,
-                           cluster=cluster, state_dir=state_dir, resume=resume, first_seed=seed,
-                           cell_budget_s=cell_budget)
+    try:
+        with testbed(ctx, mode) as (cluster, state_dir), \
+                Progress(TextColumn("cells"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                         TimeElapsedColumn(), console=console, transient=True) as bar:
+            task = bar.add_task("cells", total=None)
+            result = sweep.run(file, out, seeds, jobs, shipped.find(model_dir),
+                               lambda done, total: bar.update(task, completed=done, total=total), ray=ray, mode=mode,
+                               cluster=cluster, state_dir=state_dir, resume=resume, first_seed=seed,
+                               cell_budget_s=cell_budget)
+    except sweep.Interrupted as stopped:
+        console.print(f"harness: leaderboard interrupted: {len(stopped.sweep.rows)} numbers of the cells played kept in "
+                      f"{out} (its tables and leaderboard.json, marked interrupted; {stopped.sweep.left} cells not "
+                      f"played): harness leaderboard {file} --resume --out {out} --seeds {seeds} plays them")
+        raise KeyboardInterrupt from None
     for track, why in result.not_live.items():
         console.print(f"harness: {track} not played live: {why}")
     coverage_file, coverage_text = tables.write_coverage(board, result.coverage, result.failed, out)

@@ -4,7 +4,8 @@ directory per policy (``harness.scenarios.session.run_simulated``). A cell depen
 its inputs, so any executor gives the same rows: a local process pool (``run_cells``), or a Ray
 cluster (``run_cells_on_ray``: each cell's run directories come back packed with its summaries,
 so the results folder is the same wherever a cell ran); a failed cell is tried once more, then
-reported.
+reported. Either executor stops at once when asked (``stop``: Ctrl-C), the cells finished by then
+handed on, the others' workers killed.
 
 Which policies join which track (``coverage``): every policy that places or plans (a placer
 through the default rescheduling loop, a planner through the move loop), with its model for the
@@ -20,6 +21,7 @@ import os
 import shutil
 import tarfile
 import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -292,24 +294,45 @@ def _worker_init() -> None:
     torch.set_num_threads(1)  # one core per worker: the pool is the parallelism
 
 
+def _pool_worker_init() -> None:
+    """A process pool's worker: as ``_worker_init``, and deaf to Ctrl-C, which a terminal sends to
+    the whole process group: the parent alone decides, keeps what finished and kills the workers
+    (a worker interrupted mid-cell would pass for a failed cell, or break the pool)."""
+    import signal
+
+    _worker_init()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 Done = Callable[["Cell", "list[dict] | None", "str | None"], None]
 
 
 CELL_BUDGET_S = 3600.0  # a cell's wall clock at most (harness leaderboard --cell-budget)
 TIMED_OUT = "timed out"  # how a cell past its budget is reported (its error begins with it)
+POLL_S = 0.25  # how often the executors look at a request to stop
+
+
+def timed_out(budget_s: float) -> str:
+    """A cell's error past its budget, whichever executor played it."""
+    return f"{TIMED_OUT}: still playing after the cell budget of {budget_s:g} s (harness leaderboard --cell-budget)"
 
 
 def run_cells(todo: list[Cell], out: Path, model_dir: Path, jobs: int, on_done: Done,
-              budget_s: float = CELL_BUDGET_S) -> None:
+              budget_s: float = CELL_BUDGET_S, stop: threading.Event | None = None) -> None:
     """Play every cell in worker processes, at most ``jobs`` at once; ``on_done(cell, summaries,
     error)`` after each. A cell that raises is played once more; one whose worker died (the pool
     cannot say which of the cells in flight killed it) is played again alone, so an innocent
     neighbour is not blamed; a second failure is reported, never dropped. A cell still playing
     ``budget_s`` after it was handed to a worker is reported timed out, not played again (a
-    hang hangs again): its worker is killed, the other cells in flight are played again."""
-    suspects = _pass(todo, out, model_dir, jobs, on_done, budget_s=budget_s)
+    hang hangs again): its worker is killed, the other cells in flight are played again. Once
+    ``stop`` is set (looked at every ``POLL_S``), the cells finished by then are handed to
+    ``on_done``, the workers killed and the rest left unplayed."""
+    stop = stop or threading.Event()
+    suspects = _pass(todo, out, model_dir, jobs, on_done, budget_s=budget_s, stop=stop)
     for cell in suspects:  # alone: a death now is this cell's own
-        if _pass([cell], out, model_dir, 1, on_done, last=True, budget_s=budget_s):
+        if stop.is_set():
+            return
+        if _pass([cell], out, model_dir, 1, on_done, last=True, budget_s=budget_s, stop=stop) and not stop.is_set():
             on_done(cell, None, "its worker process died, twice")
 
 
@@ -324,13 +347,14 @@ def _kill_workers(pool: cf.ProcessPoolExecutor) -> None:
 
 
 def _pass(todo: list[Cell], out: Path, model_dir: Path, jobs: int, on_done: Done, last: bool = False,
-          budget_s: float = CELL_BUDGET_S) -> list[Cell]:
+          budget_s: float = CELL_BUDGET_S, stop: threading.Event | None = None) -> list[Cell]:
     """One pass over ``todo``; the cells in flight when a worker died (to be played again)."""
     ctx = multiprocessing.get_context("spawn")  # torch and fork do not mix
+    stop = stop or threading.Event()
     queue = [(c, 2 if last else 1) for c in todo]
     suspects: list[Cell] = []
-    while queue:
-        with cf.ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_init) as pool:
+    while queue and not stop.is_set():
+        with cf.ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_pool_worker_init) as pool:
             pending: dict = {}
             began: dict = {}
             broken = False
@@ -340,14 +364,21 @@ def _pass(todo: list[Cell], out: Path, model_dir: Path, jobs: int, on_done: Done
                     fut = pool.submit(play, c, out, model_dir)
                     pending[fut], began[fut] = (c, attempt), time.monotonic()
                 first = min(began[f] for f in pending)
-                done, _ = cf.wait(pending, timeout=max(0.0, first + budget_s - time.monotonic()),
+                done, _ = cf.wait(pending, timeout=min(POLL_S, max(0.0, first + budget_s - time.monotonic())),
                                   return_when=cf.FIRST_COMPLETED)
-                if not done:  # past the budget: those cells are timed out, the rest played again
-                    now = time.monotonic()
+                if stop.is_set():  # what finished is kept, the rest stopped where it is
+                    for fut, (c, _) in pending.items():
+                        if fut.done() and not fut.cancelled() and fut.exception() is None:
+                            on_done(c, fut.result(), None)
+                    pending.clear()
+                    _kill_workers(pool)
+                    return []
+                now = time.monotonic()
+                if not done and any(now - began[f] >= budget_s for f in pending):
+                    # past the budget: those cells are timed out, the rest played again
                     for fut, (c, attempt) in list(pending.items()):
                         if now - began[fut] >= budget_s:
-                            on_done(c, None, f"{TIMED_OUT}: still playing after the cell budget of {budget_s:g} s "
-                                             "(harness leaderboard --cell-budget)")
+                            on_done(c, None, timed_out(budget_s))
                         else:
                             queue.insert(0, (c, attempt))
                     pending.clear()
@@ -394,12 +425,13 @@ def play_packed(cell: Cell, model_dir: Path) -> tuple[list[dict], bytes]:
 
 
 def run_cells_on_ray(todo: list[Cell], out: Path, model_dir: Path, address: str | None, jobs: int,
-                     on_done: Done) -> None:
+                     on_done: Done, stop: threading.Event | None = None) -> None:
     """Play every cell as a Ray task (a local Ray instance of ``jobs`` CPUs when ``address`` is
     None), one CPU each; Ray plays a task again once if it raises or its worker dies; its run
     directories are unpacked into ``out``. The learned policies' models are read from
-    ``model_dir`` on the node that plays the cell (a checkout of harness on every node)."""
-    for cell, result, error in ray_tasks(play_packed, {c: (c, model_dir) for c in todo}, address, jobs):
+    ``model_dir`` on the node that plays the cell (a checkout of harness on every node).
+    ``stop`` as in ``run_cells``."""
+    for cell, result, error in ray_tasks(play_packed, {c: (c, model_dir) for c in todo}, address, jobs, stop=stop):
         if error is not None:
             on_done(cell, None, error[:300])
             continue
@@ -411,15 +443,29 @@ def run_cells_on_ray(todo: list[Cell], out: Path, model_dir: Path, address: str 
         on_done(cell, summaries, None)
 
 
-def ray_tasks(fn, todo: dict, address: str | None, jobs: int):
+def ray_tasks(fn, todo: dict, address: str | None, jobs: int, stop: threading.Event | None = None):
     """``fn(*args)`` for every ``key -> args`` of ``todo`` as a Ray task of one CPU, run once more
     by Ray if it raises or its worker dies; yields (key, result, None), or (key, None, why) after
-    the second failure, as tasks finish."""
+    the second failure, as tasks finish. Once ``stop`` is set (looked at every ``POLL_S``), the
+    tasks finished by then are yielded and the others cancelled."""
+    stop = stop or threading.Event()
     with ray_session(address, jobs) as ray:
         remote = ray.remote(num_cpus=1, max_retries=1, retry_exceptions=True)(fn)
         refs = {remote.remote(*args): key for key, args in todo.items()}
         while refs:
-            done, _ = ray.wait(list(refs), num_returns=1)
+            done, _ = ray.wait(list(refs), num_returns=1, timeout=POLL_S)
+            if stop.is_set():  # what finished is kept, the rest cancelled
+                done, running = ray.wait(list(refs), num_returns=len(refs), timeout=0)
+                for ref in running:
+                    ray.cancel(ref, force=True)
+                for ref in done:
+                    try:
+                        yield refs[ref], ray.get(ref), None
+                    except Exception:
+                        pass  # failed, or cancelled as it finished: not played, as the ones still running
+                return
+            if not done:
+                continue
             key = refs.pop(done[0])
             try:
                 result = ray.get(done[0])

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from harness import shipped
+from harness.interrupts import cleanup_shield, sigint_sets
 from harness.leaderboard import cells as cl
 from harness.leaderboard import tables
 from harness.leaderboard.spec import Leaderboard, load_leaderboard
@@ -32,6 +34,17 @@ class Sweep:
     parts: int = 1
     mode: str = "sim"
     not_live: dict[str, str] = field(default_factory=dict)  # track -> why its cells were not played live
+    interrupted: bool = False  # stopped by Ctrl-C (SIGTERM, SIGHUP): the tables hold the cells played by then
+    left: int = 0  # cells not played (interrupted)
+
+
+class Interrupted(KeyboardInterrupt):
+    """A sweep stopped by Ctrl-C (SIGTERM, SIGHUP) after its finished cells were written: the long,
+    ranked and coverage tables and ``leaderboard.json`` (``interrupted``, ``cells_left``)."""
+
+    def __init__(self, sweep: Sweep):
+        super().__init__()
+        self.sweep = sweep
 
 
 def run(file: Path, out: Path, seeds: int, jobs: int, model_dir: Path,
@@ -46,7 +59,10 @@ def run(file: Path, out: Path, seeds: int, jobs: int, model_dir: Path,
     tables set the worlds side by side. ``resume``: ``out`` holds a stopped sweep of the same
     file; the cells whose rows its long table has are kept, not played again. The long table is
     rewritten as cells finish (at most every few seconds, and when the sweep stops), so a sweep
-    stopped by Ctrl-C or a crash keeps every finished cell. ``cell_budget_s``: a simulated cell
+    stopped by a crash keeps every finished cell. Ctrl-C (SIGTERM, SIGHUP) stops the simulated
+    cells at once (within ``cells.POLL_S``: the cells in flight killed), and a live cell as a
+    live run stops; the cells finished by then are written, tables and ``leaderboard.json``
+    marked interrupted, then ``Interrupted`` is raised. ``cell_budget_s``: a simulated cell
     still playing after it (in the process pool) is reported timed out, its worker killed."""
     board = load_leaderboard(file)
     cl.check_policies(board, file)  # a policy that does not exist: one line, before the folder is made
@@ -90,18 +106,29 @@ def _run(file, board, out, seeds, jobs, model_dir, on_progress, ray, mode, clust
                 saved[0] = time.monotonic()
         on_progress(done[0], len(todo) + len(live))
     on_progress(0, len(todo) + len(live))
+    stop = threading.Event()
     try:
-        if todo and ray is None:
-            cl.run_cells(todo, out, model_dir, jobs, finished, budget_s=cell_budget_s)
-        elif todo:
-            cl.run_cells_on_ray(todo, out, model_dir, None if ray == "local" else ray, jobs, finished)
-        if live:
+        with sigint_sets(stop):  # the executors stop at their next look, what finished handed on
+            if todo and ray is None:
+                cl.run_cells(todo, out, model_dir, jobs, finished, budget_s=cell_budget_s, stop=stop)
+            elif todo:
+                cl.run_cells_on_ray(todo, out, model_dir, None if ray == "local" else ray, jobs, finished, stop=stop)
+        if stop.is_set():
+            raise KeyboardInterrupt
+        if live:  # a live run takes Ctrl-C its own way (its clean-up first), then raises it
             cl.run_cells_live(live, out, model_dir, cluster, state_dir, finished)
+    except KeyboardInterrupt:
+        sweep.interrupted = True
     finally:  # stopped or not, every finished cell's rows are on disk, and how long this part took
-        tables.write_long(sweep.rows, out, parquet=False)
-        parts = record_part(out, time.monotonic() - t0, done[0], resume)
+        with cleanup_shield("saving the leaderboard's finished cells"):
+            tables.write_long(sweep.rows, out, parquet=False)
+            parts = record_part(out, time.monotonic() - t0, done[0], resume)
     sweep.seconds, sweep.parts = sum(p["seconds"] for p in parts), len(parts)
-    write(sweep, file, out, seeds, jobs, ray)
+    sweep.left = len(todo) + len(live) - done[0]
+    with cleanup_shield("writing the leaderboard's tables"):
+        write(sweep, file, out, seeds, jobs, ray)
+    if sweep.interrupted:
+        raise Interrupted(sweep)
     return sweep
 
 
@@ -189,7 +216,7 @@ def write(sweep: Sweep, file: Path, out: Path, seeds: int, jobs: int, ray: str |
             "argv": sys.argv,
             "wall_s": round(sweep.seconds, 1), "parts": sweep.parts, "rows": len(sweep.rows), "mode": sweep.mode,
             "not_live": sweep.not_live, "sim_live_spearman": tables.agreement(sweep.board, sweep.rows)
-            if sweep.mode == "both" else None,
+            if sweep.mode == "both" else None, "interrupted": sweep.interrupted, "cells_left": sweep.left,
             "failed_cells": [{"cell": list(k), "error": e} for k, e in sorted(sweep.failed.items())]}
     (out / "leaderboard.json").write_text(json.dumps(meta, indent=1))
 

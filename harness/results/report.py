@@ -570,7 +570,8 @@ def leaderboard(folder: Path) -> Section:
                   f"per (app, scenario), harness commit {str(meta.get('git_commit'))[:10]}, "
                   f"{meta.get('executor', 'pool')}, {meta['wall_s']} s"
                   f"{'' if meta.get('parts', 1) == 1 else ' in ' + str(meta['parts']) + ' parts (resumed)'}, {meta['rows']} numbers in "
-                  f"{folder / 'leaderboard.csv'}; {len(failed)} failed cells. Mean ± 95 % interval over the cells a "
+                  f"{folder / 'leaderboard.csv'}; {len(failed)} failed cells"
+                  f"{_interrupted(meta)}. Mean ± 95 % interval over the cells a "
                   f"policy ran; the ratio to the track's reference is paired cell by cell{by_seed}{agreement}.")
     for world, ranked in ranked_in.items():
         for track, t in ranked.groupby("track", sort=False):
@@ -587,6 +588,14 @@ def leaderboard(folder: Path) -> Section:
             sec.tables.append((name, t))
     sec.tables.append(("leaderboard_coverage", coverage))
     return sec
+
+
+def _interrupted(meta: dict) -> str:
+    """What a leaderboard stopped by Ctrl-C left out (nothing for one that ended)."""
+    if not meta.get("interrupted"):
+        return ""
+    return (f"; interrupted (Ctrl-C): {meta.get('cells_left', 'some')} cells not played, these tables rank the cells "
+            "played (harness leaderboard --resume plays the rest)")
 
 
 def _ranked_csv(path: Path) -> pd.DataFrame:
