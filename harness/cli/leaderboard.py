@@ -34,8 +34,8 @@ def leaderboard(
                                "coverage's 'no model') into --model-dir with the file's train: flags, in --jobs "
                                "processes or on --ray; then play."),
     cell_budget: float = typer.Option(3600.0, "--cell-budget", min=0.001, help="Seconds of wall clock a simulated "
-                                      "cell may play in the process pool: past it the cell is reported timed out "
-                                      "(its worker killed) and the other cells go on."),
+                                      "cell may play, in the process pool or on Ray: past it the cell is reported "
+                                      "timed out (its worker killed) and the other cells go on."),
     resume: bool = typer.Option(False, "--resume", help="Go on with the stopped sweep in --out (Ctrl-C, a crash, "
                                 "the end of a session): its finished cells are kept, the others played."),
 ) -> None:

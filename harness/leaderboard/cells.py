@@ -4,8 +4,8 @@ directory per policy (``harness.scenarios.session.run_simulated``). A cell depen
 its inputs, so any executor gives the same rows: a local process pool (``run_cells``), or a Ray
 cluster (``run_cells_on_ray``: each cell's run directories come back packed with its summaries,
 so the results folder is the same wherever a cell ran); a failed cell is tried once more, then
-reported. Either executor stops at once when asked (``stop``: Ctrl-C), the cells finished by then
-handed on, the others' workers killed.
+reported. Either executor keeps a cell within its wall-clock budget, and stops at once when asked
+(``stop``: Ctrl-C), the cells finished by then handed on, the others' workers killed.
 
 Which policies join which track (``coverage``): every policy that places or plans (a placer
 through the default rescheduling loop, a planner through the move loop), with its model for the
@@ -425,13 +425,15 @@ def play_packed(cell: Cell, model_dir: Path) -> tuple[list[dict], bytes]:
 
 
 def run_cells_on_ray(todo: list[Cell], out: Path, model_dir: Path, address: str | None, jobs: int,
-                     on_done: Done, stop: threading.Event | None = None) -> None:
+                     on_done: Done, budget_s: float = CELL_BUDGET_S, stop: threading.Event | None = None) -> None:
     """Play every cell as a Ray task (a local Ray instance of ``jobs`` CPUs when ``address`` is
     None), one CPU each; Ray plays a task again once if it raises or its worker dies; its run
     directories are unpacked into ``out``. The learned policies' models are read from
-    ``model_dir`` on the node that plays the cell (a checkout of harness on every node).
-    ``stop`` as in ``run_cells``."""
-    for cell, result, error in ray_tasks(play_packed, {c: (c, model_dir) for c in todo}, address, jobs, stop=stop):
+    ``model_dir`` on the node that plays the cell (a checkout of harness on every node). A cell
+    still playing ``budget_s`` after it was handed to Ray is cancelled (its worker killed) and
+    reported timed out, as in the pool; ``stop`` as in ``run_cells``."""
+    for cell, result, error in ray_tasks(play_packed, {c: (c, model_dir) for c in todo}, address, jobs,
+                                         budget_s=budget_s, stop=stop):
         if error is not None:
             on_done(cell, None, error[:300])
             continue
@@ -443,16 +445,24 @@ def run_cells_on_ray(todo: list[Cell], out: Path, model_dir: Path, address: str 
         on_done(cell, summaries, None)
 
 
-def ray_tasks(fn, todo: dict, address: str | None, jobs: int, stop: threading.Event | None = None):
+def ray_tasks(fn, todo: dict, address: str | None, jobs: int, budget_s: float | None = None,
+              stop: threading.Event | None = None):
     """``fn(*args)`` for every ``key -> args`` of ``todo`` as a Ray task of one CPU, run once more
     by Ray if it raises or its worker dies; yields (key, result, None), or (key, None, why) after
-    the second failure, as tasks finish. Once ``stop`` is set (looked at every ``POLL_S``), the
-    tasks finished by then are yielded and the others cancelled."""
+    the second failure, as tasks finish. No more tasks are in flight than the cluster has CPUs,
+    so a task handed to Ray starts at once: one still running ``budget_s`` after (both tries
+    together) is cancelled, its worker killed, and yields ``timed_out``. Once ``stop`` is set
+    (looked at every ``POLL_S``), the tasks finished by then are yielded and the others cancelled."""
     stop = stop or threading.Event()
     with ray_session(address, jobs) as ray:
         remote = ray.remote(num_cpus=1, max_retries=1, retry_exceptions=True)(fn)
-        refs = {remote.remote(*args): key for key, args in todo.items()}
-        while refs:
+        slots = max(1, int(ray.cluster_resources().get("CPU", jobs)))
+        queue, refs, began = list(todo.items()), {}, {}
+        while queue or refs:
+            while queue and len(refs) < slots:
+                key, args = queue.pop(0)
+                ref = remote.remote(*args)
+                refs[ref], began[ref] = key, time.monotonic()
             done, _ = ray.wait(list(refs), num_returns=1, timeout=POLL_S)
             if stop.is_set():  # what finished is kept, the rest cancelled
                 done, running = ray.wait(list(refs), num_returns=len(refs), timeout=0)
@@ -464,9 +474,16 @@ def ray_tasks(fn, todo: dict, address: str | None, jobs: int, stop: threading.Ev
                     except Exception:
                         pass  # failed, or cancelled as it finished: not played, as the ones still running
                 return
+            now = time.monotonic()
+            for ref in [r for r in refs if r not in done and budget_s is not None and now - began[r] >= budget_s]:
+                ray.cancel(ref, force=True)  # not tried again: a hang hangs again
+                key = refs.pop(ref)
+                began.pop(ref)
+                yield key, None, timed_out(budget_s)
             if not done:
                 continue
             key = refs.pop(done[0])
+            began.pop(done[0])
             try:
                 result = ray.get(done[0])
             except Exception as exc:

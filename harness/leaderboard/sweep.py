@@ -63,7 +63,8 @@ def run(file: Path, out: Path, seeds: int, jobs: int, model_dir: Path,
     cells at once (within ``cells.POLL_S``: the cells in flight killed), and a live cell as a
     live run stops; the cells finished by then are written, tables and ``leaderboard.json``
     marked interrupted, then ``Interrupted`` is raised. ``cell_budget_s``: a simulated cell
-    still playing after it (in the process pool) is reported timed out, its worker killed."""
+    still playing after it (in the process pool or on Ray) is reported timed out, its worker
+    killed."""
     board = load_leaderboard(file)
     cl.check_policies(board, file)  # a policy that does not exist: one line, before the folder is made
     with writer(out):
@@ -112,7 +113,8 @@ def _run(file, board, out, seeds, jobs, model_dir, on_progress, ray, mode, clust
             if todo and ray is None:
                 cl.run_cells(todo, out, model_dir, jobs, finished, budget_s=cell_budget_s, stop=stop)
             elif todo:
-                cl.run_cells_on_ray(todo, out, model_dir, None if ray == "local" else ray, jobs, finished, stop=stop)
+                cl.run_cells_on_ray(todo, out, model_dir, None if ray == "local" else ray, jobs, finished,
+                                    budget_s=cell_budget_s, stop=stop)
         if stop.is_set():
             raise KeyboardInterrupt
         if live:  # a live run takes Ctrl-C its own way (its clean-up first), then raises it

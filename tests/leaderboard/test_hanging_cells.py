@@ -55,3 +55,31 @@ def test_a_hanging_policys_cells_are_timed_out_and_the_others_finish(tmp_path):
     coverage = (out / "coverage.csv").read_text()
     assert "cells timed out on chain" in coverage, coverage
     assert "harness: error: cell hangs/chain/" in r.stderr and "/0 timed out: " in r.stderr, r.stderr
+
+
+def test_on_ray_a_cell_past_its_budget_is_cancelled_and_reported_timed_out(tmp_path):
+    """The cell budget was the process pool's alone: on Ray a hanging cell held its CPU for the
+    hour its policy sleeps. Now it is cancelled (its worker killed) and reported as in the pool."""
+    hang = tmp_path / "hang.yaml"  # place() within 600 s: the cell budget, not the policy's, ends it
+    hang.write_text(yaml.safe_dump({**SHORT, "name": "hang", "rescheduler": {**SHORT["rescheduler"], "plan_budget_s": 600}}))
+    sc = tmp_path / "short.yaml"
+    sc.write_text(yaml.safe_dump(SHORT))
+    f = tmp_path / "board.yaml"
+    f.write_text(yaml.safe_dump({"version": 1, "name": "hang-ray", "tracks": [
+        {"name": "hangs", "apps": ["chain"], "scenarios": [str(hang)], "reference": "harness_faulty_policies:HangsInPlace",
+         "policies": ["harness_faulty_policies:HangsInPlace"]},
+        {"name": "fine", "apps": ["chain"], "scenarios": [str(sc)], "policies": ["default"]}]}))
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SITE), str(REPO)])}
+    r = subprocess.run([sys.executable, "-m", "harness", "leaderboard", str(f), "--seeds", "1", "--jobs", "1",
+                        "--ray", "local", "--cell-budget", "45", "--out", str(out)], cwd=REPO, env=env,
+                       capture_output=True, text=True, timeout=400)
+    assert r.returncode == 1, r.stderr[-3000:]
+    meta = json.loads((out / "leaderboard.json").read_text())
+    assert meta["executor"] == "ray:local" and [c["cell"][0] for c in meta["failed_cells"]] == ["hangs"]
+    assert meta["failed_cells"][0]["error"].startswith("harness_faulty_policies:HangsInPlace: timed out: still playing "
+                                                       "after the cell budget of 45 s"), meta["failed_cells"]
+    with open(out / "leaderboard.csv") as fh:
+        assert {x["track"] for x in csv.DictReader(fh)} == {"fine"}
+    assert "cells timed out on chain" in (out / "coverage.csv").read_text()
+    assert f"harness: error: cell hangs/chain/{hang}/0 timed out: " in r.stderr, r.stderr[-3000:]
