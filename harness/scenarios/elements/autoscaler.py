@@ -30,5 +30,6 @@ def driver(run):
         except Exception as exc:
             run.event("autoscaler-error", error=str(exc)[:200])
             continue
-        if run.scale_to({s: (lambda mine, s=s: hpa_target(hpa.desired(s, mine, cpu))) for s in run.plan.app.services}):
+        now = run.t_run()  # the run's clock: a simulated run's virtual seconds, not the host's (scale-down's window)
+        if run.scale_to({s: (lambda mine, s=s: hpa_target(hpa.desired(s, mine, cpu, now))) for s in run.plan.app.services}):
             run.record_placement("scale")
