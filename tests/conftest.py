@@ -19,6 +19,7 @@ os.environ["XDG_STATE_HOME"] = str(Path(__import__("tempfile").mkdtemp(prefix="h
 
 
 _PREFIXES: list[str] = []
+SIDE_ENV = "HARNESS_TESTS_SIDE"  # set to worker in the testbed worker (tests/testbed_worker.py)
 
 
 def unique_prefix() -> str:
@@ -39,7 +40,15 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def unique_subnet() -> str:
-    return f"10.{secrets.randbelow(40) + 200}.0.0/16"
+    """A /16 no testbed on this host routes now. Testbeds live at once (a session's, a test's own,
+    the testbed worker's: tests/testbed_worker.py) and a second route to one /16 would take the
+    first's traffic; the worker draws from its own half, so two processes never race for one."""
+    import subprocess
+
+    lo = 220 if os.environ.get(SIDE_ENV) == "worker" else 200
+    routes = subprocess.run(["ip", "route", "show"], capture_output=True, text=True).stdout
+    free = [x for x in range(lo, lo + 20) if f"10.{x}." not in routes]
+    return f"10.{secrets.choice(free or list(range(lo, lo + 20)))}.0.0/16"
 
 
 def test_inventory(base: Inventory | None = None) -> Inventory:
@@ -106,3 +115,9 @@ def make_testbed(as_root, tmp_path_factory):
 def local_testbed(make_testbed):
     """REACH's default testbed, provisioned once per session."""
     return make_testbed(test_inventory())
+
+
+def pytest_configure(config):
+    from tests.testbed_worker import register
+
+    register(config)  # the root tests in a second process, beside the others (tests/testbed_worker.py)

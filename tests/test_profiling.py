@@ -11,7 +11,7 @@ from harness.spec.app import load_app
 from harness.spec.profile import load_profile
 from tests.conftest import REPO
 
-pytestmark = [pytest.mark.root, pytest.mark.slow]
+pytestmark = [pytest.mark.root, pytest.mark.slow, pytest.mark.host_timing]  # speed ratios of the node types
 
 
 def test_profile_ranks_node_types_by_configured_speed(local_testbed, tmp_path):

@@ -101,6 +101,7 @@ STEADY = {"name": "user-steady", "description": "a short steady run", "duration_
 
 @pytest.mark.root
 @pytest.mark.slow
+@pytest.mark.load_tolerant
 def test_a_user_policy_runs_live_by_either_name(local_testbed, user_site, tmp_path):
     sc = tmp_path / "steady.yaml"
     sc.write_text(yaml.safe_dump(STEADY))

@@ -17,7 +17,7 @@ import yaml
 from harness.testbed.pods import undeploy
 from tests.conftest import REPO
 
-pytestmark = [pytest.mark.root, pytest.mark.slow]
+pytestmark = [pytest.mark.root, pytest.mark.slow, pytest.mark.load_tolerant]  # processes and files, no timing
 
 SHORT = {"name": "short", "description": "chain, one user", "duration_s": 40, "app": "chain", "replicas": 1,
          "warmup_s": 2, "rescheduler": {"period_s": 5, "start_s": 2, "max_moves": 2}}

@@ -14,7 +14,7 @@ from harness.spec.placement import spread_placement
 from harness.testbed.pods import deploy, move_pod, undeploy
 from tests.conftest import REPO
 
-pytestmark = [pytest.mark.root, pytest.mark.slow]
+pytestmark = [pytest.mark.root, pytest.mark.slow, pytest.mark.load_tolerant]  # statuses; latency within 100-600 ms
 CLIENT = str(Path(__file__).with_name("data") / "closed_loop.py")
 SPANNING = {"front-end": ["edge-a-1"], "ml": ["cloud-a-1"], "back-end": ["edge-b-1"], "db": ["cloud-a-2"]}
 
