@@ -1,6 +1,7 @@
 """Print every harness command's positional arguments and visible options as a markdown table.
 
-One row per command (the root `harness` first, then the commands in the order of `harness --help`),
+One row per command (the root `harness` first, then the commands in the order of `harness --help`,
+a group's commands each a row: `harness generate inventory`),
 read from the typer app itself, so the table is whatever the code accepts now: hidden arguments and
 options (old names kept for old scripts) are left out, and so is `-h/--help`.
 
@@ -41,7 +42,13 @@ def main() -> int:
     print("|---|---|---|")
     print(row("harness", root))
     for name, command in root.commands.items():
-        if not getattr(command, "hidden", False):
+        if getattr(command, "hidden", False):
+            continue
+        subcommands = getattr(command, "commands", None)  # a group (harness generate): a row per command
+        if subcommands:
+            for sub, c in subcommands.items():
+                print(row(f"harness {name} {sub}", c))
+        else:
             print(row(f"harness {name}", command))
     return 0
 

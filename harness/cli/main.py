@@ -105,8 +105,8 @@ def _register() -> None:
     # each module registers its command(s) on `app`; imported in the order of a session, which --help follows
     import importlib
 
-    for name in ("provision", "status", "teardown", "validate", "deploy", "profile", "predict", "calibrate", "train", "evaluate",
-                 "sweep", "scenarios", "policies", "run", "leaderboard", "report", "reschedule"):
+    for name in ("provision", "status", "teardown", "validate", "generate", "deploy", "profile", "predict", "calibrate",
+                 "train", "evaluate", "sweep", "scenarios", "policies", "run", "leaderboard", "report", "reschedule"):
         importlib.import_module(f"harness.cli.{name}")
 
 
