@@ -174,11 +174,11 @@ class ClusterView:
             i = index[p.node]
             cpu[i] += p.cpu
             mem[i] += p.memory_mib
-        nodes = tuple(NodeView(name, topo.node_types[i], topo.tiers[i], float(topo.cpus[i]), float(topo.memory_mib[i]),
-                               bool(up[i]), float(cpu[i]), float(mem[i]), float(bg_cpu[i]), float(bg_mem[i]),
-                               topo.roles[i], topo.sites[i], float(topo.costs[i]), float(topo.gpus[i]),
-                               float(topo.pod_costs[i]), float(topo.data_costs[i]))
-                      for i, name in enumerate(topo.nodes))
+        floats = lambda a: np.asarray(a, float).tolist()  # noqa: E731 (each number as float() gives it, at once)
+        nodes = tuple(map(NodeView, topo.nodes, topo.node_types, topo.tiers, floats(topo.cpus), floats(topo.memory_mib),
+                          [bool(u) for u in up], floats(cpu), floats(mem), floats(bg_cpu), floats(bg_mem), topo.roles,
+                          topo.sites, floats(topo.costs), floats(topo.gpus), floats(topo.pod_costs),
+                          floats(topo.data_costs)))
         return cls(app, model, nodes, tuple(pods), rate, users)
 
     # ------------------------------------------------------------ lookups
@@ -215,8 +215,8 @@ class ClusterView:
 
     @property
     def rtt(self) -> np.ndarray:
-        """(N, N) round-trip ms between the nodes."""
-        return self.model.topo.rtt
+        """(N, N) round-trip ms between the nodes (dense: ``model.topo`` holds them per group of nodes)."""
+        return self.model.topo.dense_rtt()
 
     @property
     def execution_ms(self) -> np.ndarray:
@@ -246,7 +246,8 @@ class ClusterView:
     def allowed(self, service: str, moving: str | None = None) -> np.ndarray:
         """(N,) bool: nodes the service's constraints permit (node_affinity; with pod_antiaffinity,
         none holding another of its pods; ``moving``: the pod being moved, which does not count)."""
-        ok = np.array([self.app.may_run_on(service, n.name) for n in self.nodes])
+        affinity = self.app.services[service].node_affinity  # app.may_run_on, for every node at once
+        ok = np.ones(len(self.nodes), bool) if affinity is None else np.array([n.name in affinity for n in self.nodes])
         if self.app.spreads(service):
             for p in self.pods:
                 if p.service == service and p.name != moving:
@@ -273,7 +274,16 @@ class ClusterView:
         i = self._index[node]
         nodes[i] = replace(nodes[i], used_cpu=nodes[i].used_cpu + pod.cpu,
                            used_memory_mib=nodes[i].used_memory_mib + pod.memory_mib)
-        return ClusterView(self.app, self.model, tuple(nodes), self.pods + (placed,), self.rate, self.users)
+        return self._alike(tuple(nodes), self.pods + (placed,))
+
+    def _alike(self, nodes: tuple[NodeView, ...], pods: tuple[PodView, ...]) -> "ClusterView":
+        """A view of the same nodes (names and order) with other use and pods: the node index is
+        shared, not built again (a batch placed pod by pod on a thousand nodes)."""
+        view = object.__new__(ClusterView)
+        for name, value in (("app", self.app), ("model", self.model), ("nodes", nodes), ("pods", pods),
+                            ("rate", self.rate), ("users", self.users), ("_index", self._index), ("_cache", {})):
+            object.__setattr__(view, name, value)
+        return view
 
     def after(self, move: Move) -> "ClusterView":
         """This view with the move made (the pod keeps its name)."""
@@ -285,7 +295,7 @@ class ClusterView:
         nodes[j] = replace(nodes[j], used_cpu=nodes[j].used_cpu + pod.cpu,
                            used_memory_mib=nodes[j].used_memory_mib + pod.memory_mib)
         pods = tuple(replace(p, node=move.node) if p.name == move.pod else p for p in self.pods)
-        return ClusterView(self.app, self.model, tuple(nodes), pods, self.rate, self.users)
+        return self._alike(tuple(nodes), pods)
 
     # ------------------------------------------------------------ the model
     def counts(self) -> np.ndarray:

@@ -40,10 +40,12 @@ class LiveView:
 
     def refresh(self) -> None:
         """Rebuild the model from the RTTs the testbed has now (after a latency change)."""
-        state = self.state.model_copy(update={"rtt_configured_ms": self.cluster.rtt_configured()})
+        state = self.state.model_copy(update={"rtt_groups": self.cluster.rtt_groups().to_json(), "rtt_configured_ms": {}})
         self.model = model_for(self.app, self.profile, state, rtt="configured")
         self.uncalibrated = None if self.source is None else model_for(self.app, self.source, state, rtt="configured")
         self.nodes = list(self.model.topo.nodes)
+        self._hosts = set(self.nodes)
+        self._requests = {s: (self.app.cpu_request(s), self.app.memory_request(s)) for s in self.app.services}
 
     def view(self) -> tuple[ClusterView, dict[str, Pod]]:
         """The cluster as a policy sees it, and the Pod behind each pod name. Pods on their way out
@@ -51,7 +53,7 @@ class LiveView:
         room is held, as background load."""
         serving, leaving = self.cluster.pods_and_leaving()
         leaving = leaving + [p for p in serving if p.name in self.starting]
-        pods = {p.name: p for p in serving if p.node in self.nodes and p.name not in self.starting}
+        pods = {p.name: p for p in serving if p.node in self._hosts and p.name not in self.starting}
         up = [self.cluster.node_up(n) for n in self.nodes]
         rate, users = self.load()
         bg = [self.background.get(n, (0.0, 0.0)) for n in self.nodes]
@@ -60,8 +62,8 @@ class LiveView:
                                  leaving=self._pod_views(leaving)), pods
 
     def _pod_views(self, pods) -> list[PodView]:
-        return [PodView(p.name, p.service, p.node, self.app.cpu_request(p.service), self.app.memory_request(p.service))
-                for p in pods if p.node in self.nodes and p.service in self.app.services]
+        return [PodView(p.name, p.service, p.node, *self._requests[p.service])
+                for p in pods if p.node in self._hosts and p.service in self._requests]
 
     def predicted(self, rate: float | None = None, users: int | None = None) -> dict | None:
         """The model's latency for the current pods with its breakdown (``LatencyModel.predict``),

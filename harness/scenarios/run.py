@@ -226,10 +226,9 @@ class RunBase(ABC):
         move is stopping is not a crash."""
         crashed = []
         with self.lock:
-            for pod in self.cluster.pods():
-                if not self.cluster.pod_alive(pod) and self.cluster.node_up(pod.node):
-                    self.cluster.stop_pod(pod, drain_seconds=0)
-                    crashed.append(pod)
+            for pod in self.cluster.crashed_pods():
+                self.cluster.stop_pod(pod, drain_seconds=0)
+                crashed.append(pod)
             if crashed:
                 self.cluster.publish()
         for pod in crashed:

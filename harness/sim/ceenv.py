@@ -133,7 +133,7 @@ class Dynamics:
         f64 = lambda v: np.ascontiguousarray(v, dtype=np.float64)  # noqa: E731
         self.world = (i64(self.slot_service), f64(self.r_cpu), f64(self.r_mem), f64(self.C_cpu), f64(self.C_mem),
                       np.ascontiguousarray(self.affinity, dtype=np.bool_), np.ascontiguousarray(self.spread, dtype=np.bool_))
-        self.kmodel = (f64(model.E), model.D, model.user_rtt, *model.graph, f64(visits(model)))
+        self.kmodel = (f64(model.E), *model.rtt, model.user_rtt, *model.graph, f64(visits(model)))
         k = ceenv_kernels
         c = np.zeros(k.N_CFG)
         c[k.UTIL_LO], c[k.UTIL_HI] = cfg.utilisation

@@ -4,7 +4,7 @@ episode starts, over a batch of environments without Python per environment.
 ``ceenv.Dynamics`` packs its arrays into three tuples the kernels take:
 
 - ``world``: (slot_service, r_cpu, r_mem, C_cpu, C_mem, affinity, spread) — the slots and nodes;
-- ``model``: (E, D, user_rtt, *latency_kernel.Graph, visits) — REACH's latency model, and each
+- ``model``: (E, RT, RS, RG, user_rtt, *latency_kernel.Graph, visits) — REACH's latency model, and each
   service's visits per request for the queueing model under load;
 - ``cfg``: a float64 vector of EnvConfig's numbers, indexed by the constants below.
 
@@ -97,18 +97,19 @@ def env_latency(node, load, world, model, cfg, S, N) -> float:
     (requests/s, or closed-loop users with cfg LOAD_CLOSED), every pod's execution time is the
     queueing model's under it (latency_kernel.loaded_times)."""
     slot_service = world[0]
-    E, D, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g_edge, g_ecaller, g_ecallee, g_entries, visits = model
+    E, RT, RS, RG, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g_edge, g_ecaller, g_ecallee, g_entries, \
+        visits = model
     X = np.zeros((S, N))
     for p in range(len(node)):
         if node[p] >= 0:
             X[slot_service[p], node[p]] += 1
     if load > 0:
         busy = np.empty((S, N))
-        loaded_times(X, E, D, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g_edge, g_ecaller, g_ecallee,
+        loaded_times(X, E, RT, RS, RG, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g_edge, g_ecaller, g_ecallee,
                      g_entries, visits, load, cfg[LOAD_CLOSED] > 0, cfg[LOAD_KNEE], 1.0, busy)
         E = busy
     T_E, T_S, D_S = np.empty(S), np.empty(S), np.empty(len(g_ecaller))
-    return placement_terms(X, E, D, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g_edge, g_ecaller,
+    return placement_terms(X, E, RT, RS, RG, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g_edge, g_ecaller,
                            g_ecallee, g_entries, False, T_E, T_S, D_S)[1]
 
 

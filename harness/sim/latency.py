@@ -19,7 +19,8 @@ that enters at any of them with equal chance.
 Extension (not in the paper): a call made with probability p, and a group that calls only
 ``seq_len`` of its k services at random (μBench), enter the group's sum with the expected
 weight w_gj = p_j * min(seq_len, k) / k, so the model gives the expected latency.
-A call costs one round trip, so D is the RTT matrix (the profile's measured one by default).
+A call costs one round trip, so D is the RTT matrix (the profile's measured one by default), held
+per group of nodes (``Topology``): D[n, m] is the table's entry for n's and m's groups.
 """
 
 from __future__ import annotations
@@ -34,14 +35,17 @@ from harness.spec.app import App
 
 @dataclass(frozen=True)
 class Topology:
-    """Placement targets and the user, as arrays the model indexes."""
+    """Placement targets and the user, as arrays the model indexes. The RTTs between nodes are
+    held per group of nodes (``harness.spec.rtt``): ``rtt_group`` (N,) each node's group,
+    ``rtt_table`` (K, K) the RTT between two distinct nodes of two groups, ``rtt_self`` (K,) a
+    node's to itself; or given as the dense ``rtt`` (N, N), each node its own group."""
 
     nodes: tuple[str, ...]  # nodes pods may run on
     node_types: tuple[str, ...]
     tiers: tuple[str, ...]
     cpus: np.ndarray  # (N,)
     memory_mib: np.ndarray  # (N,)
-    rtt: np.ndarray  # (N, N) ms between placement nodes
+    rtt: np.ndarray | None  # (N, N) ms between placement nodes; None: built from the groups when asked (dense_rtt)
     user_rtt: np.ndarray  # (N,) ms between the user (client nodes, averaged) and each node
     roles: tuple[str, ...] = ()  # cloud | edge per node (default: the tier)
     sites: tuple[str | None, ...] = ()
@@ -49,6 +53,9 @@ class Topology:
     gpus: np.ndarray | None = None  # (N,)
     pod_costs: np.ndarray | None = None  # (N,) paper 003's o_v: per pod hosted
     data_costs: np.ndarray | None = None  # (N,) paper 003's n_v: per unit of a pod's data
+    rtt_group: np.ndarray | None = None  # (N,) int
+    rtt_table: np.ndarray | None = None  # (K, K)
+    rtt_self: np.ndarray | None = None  # (K,)
 
     def __post_init__(self):
         n = len(self.nodes)
@@ -63,6 +70,32 @@ class Topology:
             object.__setattr__(self, "costs", np.zeros(n))
         if self.gpus is None:
             object.__setattr__(self, "gpus", np.zeros(n))
+        if self.rtt_table is None:  # a dense matrix: every node its own group
+            rtt = np.ascontiguousarray(self.rtt, dtype=np.float64)
+            object.__setattr__(self, "rtt_group", np.arange(n, dtype=np.int64))
+            object.__setattr__(self, "rtt_table", rtt)
+            object.__setattr__(self, "rtt_self", np.ascontiguousarray(np.diag(rtt)))
+        for name, kind in (("rtt_group", np.int64), ("rtt_table", np.float64), ("rtt_self", np.float64)):
+            object.__setattr__(self, name, np.ascontiguousarray(getattr(self, name), dtype=kind))
+
+    def dense_rtt(self) -> np.ndarray:
+        """(N, N) every pair's RTT (N² numbers: for the callers that need them all)."""
+        if self.rtt is None:
+            g = self.rtt_group
+            d = self.rtt_table[np.ix_(g, g)]
+            d[np.arange(len(g)), np.arange(len(g))] = self.rtt_self[g]
+            object.__setattr__(self, "rtt", d)
+        return self.rtt
+
+    def max_rtt(self) -> float:
+        """The largest RTT of any pair (a node with itself included), as ``dense_rtt().max()``."""
+        if not len(self.nodes):
+            return 0.0
+        size = np.bincount(self.rtt_group, minlength=len(self.rtt_self))
+        used = size > 0
+        table = self.rtt_table.copy()
+        table[np.arange(len(size)), np.arange(len(size))] = np.where(size > 1, np.diag(self.rtt_table), -np.inf)
+        return float(max(table[np.ix_(used, used)].max(), self.rtt_self[used].max()))
 
 
 class LatencyModel:
@@ -74,7 +107,7 @@ class LatencyModel:
         self.entries = [self.index[e] for e in app.entry_services()]
         S = len(self.services)
         self.E = np.array([[execution_ms[s][t] for t in topo.node_types] for s in self.services], dtype=float)
-        self.D = np.ascontiguousarray(topo.rtt, dtype=np.float64)
+        self.rtt = (topo.rtt_table, topo.rtt_self, topo.rtt_group)  # the compiled kernels' RTTs (latency_kernel.rtt)
         # groups: per service, a list of (callee indices, weights)
         self.groups: list[list[tuple[np.ndarray, np.ndarray]]] = []
         for s in self.services:
@@ -92,6 +125,12 @@ class LatencyModel:
         self.S = S
         self.graph = graph(self.groups, self.order, self.edges, self.entries)  # the compiled kernel's view
         self.user_rtt = np.ascontiguousarray(topo.user_rtt, dtype=np.float64)
+
+    @property
+    def D(self) -> np.ndarray:
+        """(N, N) every node pair's RTT, dense (``Topology.dense_rtt``): what small-world callers
+        index; the compiled kernels read the groups (``rtt``)."""
+        return self.topo.dense_rtt()
 
     def _callees_first(self) -> list[int]:
         seen, out = set(), []
@@ -127,8 +166,8 @@ class LatencyModel:
         T_E, T_S, D_S = np.empty((B, self.S)), np.empty((B, self.S)), np.empty((B, len(self.edges)))
         D_gw, D_msa = np.empty(B), np.empty(B)
         if links is None:
-            batch_terms(X, E, self.D, self.user_rtt, *self.graph, partial, T_E, T_S, D_S, D_gw, D_msa)
-        else:
+            batch_terms(X, E, *self.rtt, self.user_rtt, *self.graph, partial, T_E, T_S, D_S, D_gw, D_msa)
+        else:  # a draw of every link (a measured testbed's jitter): dense, as a testbed is small
             D, user = (np.ascontiguousarray(a, dtype=np.float64) for a in links)
             batch_terms_links(X, E, D, user, *self.graph, partial, T_E, T_S, D_S, D_gw, D_msa)
         D_S = {e: D_S[:, k] for k, e in enumerate(self.edges)}
@@ -146,7 +185,7 @@ class LatencyModel:
     def upper_bound_ms(self) -> float:
         """No placement's D_msa exceeds this: the slowest node for every service, the slowest link
         for every call, and every group's calls added up instead of the slowest group taken."""
-        d_max = float(self.D.max()) if self.D.size else 0.0
+        d_max = self.topo.max_rtt()
         ub = np.zeros(self.S)
         for i in self.order:  # callees first
             ub[i] = self.E[i].max() + sum(float(w @ (d_max + ub[cs])) for cs, w in self.groups[i])

@@ -2,8 +2,11 @@
 
 The model's call graph is flattened into arrays (``Graph``) so one numba function evaluates a
 placement without Python per call edge; CEEnv's compiled transition (``ceenv_kernels``) calls
-the per-placement function directly. A caller's row of X @ D is computed once and shared by
-all its calls (the einsum per edge it replaces cost O(edges · N²) per placement).
+the per-placement function directly. A call edge sums over the nodes its caller and its callee
+run on only (the einsum per edge it replaces cost O(edges · N²) per placement, a dense row of
+X @ D per caller O(pods · N)), and reads the RTTs per group of nodes (``rtt``), so a
+thousand-node topology costs no N × N matrix; an edge between two services of hundreds of pods
+each sums per group of nodes (``PAIRS``).
 
 Conventions kept from the numpy version: ``partial`` counts a service without replicas as
 absent (0); otherwise its terms are NaN (0/0). Execution time enters only where a pod runs, so
@@ -57,35 +60,76 @@ def _per(total, n, partial):
     return total / n
 
 
+PAIRS = 4096  # a call edge with more (caller pod, callee pod) node pairs sums per group of nodes instead
+
+
+@numba.njit(cache=True, inline="always")
+def rtt(RT, RS, RG, n, m):
+    """D[n, m] from the RTTs held per group (``sim.latency.Topology``): RG (N,) each node's group,
+    RT (K, K) between two distinct nodes of two groups, RS (K,) a node's to itself."""
+    return RS[RG[n]] if n == m else RT[RG[n], RG[m]]
+
+
 @numba.njit(cache=True, error_model="numpy")
-def placement_terms(X, E, D, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g_edge, g_ecaller, g_ecallee,
-                    g_entries, partial, T_E, T_S, D_S):
-    """One placement X (S, N): fills T_E (S,), T_S (S,), D_S (Ed,); returns (D_gateway, D_msa)."""
+def placement_terms(X, E, RT, RS, RG, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g_edge, g_ecaller,
+                    g_ecallee, g_entries, partial, T_E, T_S, D_S):
+    """One placement X (S, N): fills T_E (S,), T_S (S,), D_S (Ed,); returns (D_gateway, D_msa).
+    Each call edge sums over the caller's and the callee's nodes only (X's non-zero entries, in
+    node order: the same sums, in the same order, as over every node pair); past PAIRS node pairs
+    (hundreds of pods on each side) it sums the caller's pods per group of nodes first, the same
+    sum in another order (equal to rounding): O(caller's nodes + K² + callee's nodes)."""
     S, N = X.shape
     count = np.zeros(S)
+    ptr = np.zeros(S + 1, dtype=np.int64)
     for s in range(S):
-        tot, c = 0.0, 0.0
+        tot, c, k = 0.0, 0.0, 0
         for n in range(N):
-            if X[s, n] > 0:
-                tot += X[s, n] * E[s, n]
-                c += X[s, n]
+            x = X[s, n]
+            if x > 0:
+                tot += x * E[s, n]
+                c += x
+            if x != 0:
+                k += 1
         count[s] = c
+        ptr[s + 1] = ptr[s] + k
         T_E[s] = _per(tot, c, partial)
-    # X[i] @ D once per caller, then every call edge is one dot product
-    XD = np.zeros((S, N))
-    done = np.zeros(S, dtype=np.bool_)
+    where = np.empty(ptr[S], dtype=np.int64)  # each service's nodes, in order
+    for s in range(S):
+        k = ptr[s]
+        for n in range(N):
+            if X[s, n] != 0:
+                where[k] = n
+                k += 1
+    K = RT.shape[0]
+    row = np.empty(K)  # a caller's X @ D per group of nodes (the grouped sums, below)
+    row_of = -1
     for e in range(len(g_ecaller)):
         i, j = g_ecaller[e], g_ecallee[e]
-        if not done[i]:
-            done[i] = True
-            for n in range(N):
-                x = X[i, n]
-                if x != 0:
-                    for m in range(N):
-                        XD[i, m] += x * D[n, m]
         tot = 0.0
-        for m in range(N):
-            tot += XD[i, m] * X[j, m]
+        if (ptr[i + 1] - ptr[i]) * (ptr[j + 1] - ptr[j]) <= PAIRS:
+            for b in range(ptr[j], ptr[j + 1]):
+                m = where[b]
+                xd = 0.0  # (X[i] @ D)[m]
+                for a in range(ptr[i], ptr[i + 1]):
+                    n = where[a]
+                    xd += X[i, n] * rtt(RT, RS, RG, n, m)
+                tot += xd * X[j, m]
+        else:  # many pods on both sides: (X[i] @ D)[m] from the caller's pods per group, K² once per caller
+            if row_of != i:
+                per_group = np.zeros(K)
+                for a in range(ptr[i], ptr[i + 1]):
+                    per_group[RG[where[a]]] += X[i, where[a]]
+                for h in range(K):
+                    acc = 0.0
+                    for g in range(K):
+                        if per_group[g] != 0:
+                            acc += per_group[g] * RT[g, h]
+                    row[h] = acc
+                row_of = i
+            for b in range(ptr[j], ptr[j + 1]):
+                m = where[b]
+                h = RG[m]
+                tot += (row[h] + X[i, m] * (RS[h] - RT[h, h])) * X[j, m]  # a pod's call to its own node: RS
         D_S[e] = _per(tot, count[i] * count[j], partial)
     for k in range(S):
         i = g_order[k]
@@ -101,7 +145,8 @@ def placement_terms(X, E, D, user_rtt, g_order, g_grp, g_call, g_callee, g_weigh
     for k in range(len(g_entries)):
         s = g_entries[k]
         tot = 0.0
-        for n in range(N):
+        for b in range(ptr[s], ptr[s + 1]):
+            n = where[b]
             tot += X[s, n] * user_rtt[n]
         gw += _per(tot, count[s], partial)
         ts += T_S[s]
@@ -110,12 +155,12 @@ def placement_terms(X, E, D, user_rtt, g_order, g_grp, g_call, g_callee, g_weigh
 
 
 @numba.njit(cache=True, error_model="numpy")
-def batch_terms(X, E, D, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g_edge, g_ecaller, g_ecallee,
+def batch_terms(X, E, RT, RS, RG, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g_edge, g_ecaller, g_ecallee,
                 g_entries, partial, T_E, T_S, D_S, D_gw, D_msa):
     """Every placement of X (B, S, N); E is (1, S, N) for all or (B, S, N) per placement."""
     for b in range(X.shape[0]):
         eb = b if E.shape[0] > 1 else 0
-        D_gw[b], D_msa[b] = placement_terms(X[b], E[eb], D, user_rtt, g_order, g_grp, g_call, g_callee, g_weight,
+        D_gw[b], D_msa[b] = placement_terms(X[b], E[eb], RT, RS, RG, user_rtt, g_order, g_grp, g_call, g_callee, g_weight,
                                             g_edge, g_ecaller, g_ecallee, g_entries, partial, T_E[b], T_S[b], D_S[b])
 
 
@@ -124,9 +169,14 @@ def batch_terms_links(X, E, D, user_rtt, g_order, g_grp, g_call, g_callee, g_wei
                       g_entries, partial, T_E, T_S, D_S, D_gw, D_msa):
     """``batch_terms`` with each placement's own RTTs: D (B, N, N), user_rtt (B, N) (a request's
     draw of every link's delay: ``sim.variability``)."""
+    N = D.shape[1]
+    RG = np.arange(N)  # each node its own group: the draw is of every pair
+    RS = np.empty(N)
     for b in range(X.shape[0]):
         eb = b if E.shape[0] > 1 else 0
-        D_gw[b], D_msa[b] = placement_terms(X[b], E[eb], D[b], user_rtt[b], g_order, g_grp, g_call, g_callee,
+        for n in range(N):
+            RS[n] = D[b, n, n]
+        D_gw[b], D_msa[b] = placement_terms(X[b], E[eb], D[b], RS, RG, user_rtt[b], g_order, g_grp, g_call, g_callee,
                                             g_weight, g_edge, g_ecaller, g_ecallee, g_entries, partial, T_E[b], T_S[b],
                                             D_S[b])
 
@@ -197,7 +247,7 @@ def mva_stretch(demand, think, users, out):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def loaded_times(X, E, D, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g_edge, g_ecaller, g_ecallee,
+def loaded_times(X, E, RT, RS, RG, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g_edge, g_ecaller, g_ecallee,
                  g_entries, visits, load, closed, knee, capacity, out):
     """out (S, N): every (service, node)'s execution time under load — ``load`` requests/s of
     open-loop arrivals (each node processor sharing: E / (1 − ρ), see ``ps_stretch`` for ``knee``),
@@ -209,7 +259,7 @@ def loaded_times(X, E, D, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, 
     if closed:
         node_load(X, E, visits, 1.0, g_grp, g_call, g_callee, g_weight, busy)  # ms of work per request
         T_E, T_S, D_S = np.empty(S), np.empty(S), np.empty(len(g_ecaller))
-        free = placement_terms(X, E, D, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g_edge, g_ecaller,
+        free = placement_terms(X, E, RT, RS, RG, user_rtt, g_order, g_grp, g_call, g_callee, g_weight, g_edge, g_ecaller,
                                g_ecallee, g_entries, False, T_E, T_S, D_S)[1]
         for n in range(N):
             busy[n] /= capacity

@@ -60,7 +60,7 @@ def loaded_execution(model: LatencyModel, X: np.ndarray, load: float, closed: bo
     the load-free times). ``latency_kernel.loaded_times`` says how. ``v``: ``visits(model)``, when known."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     out = np.empty_like(X)
-    loaded_times(X, np.ascontiguousarray(model.E, dtype=np.float64), model.D, model.user_rtt, *model.graph,
+    loaded_times(X, np.ascontiguousarray(model.E, dtype=np.float64), *model.rtt, model.user_rtt, *model.graph,
                  visits(model) if v is None else v, float(load), closed, knee, capacity, out)
     return out
 

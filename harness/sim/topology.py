@@ -8,6 +8,7 @@ from harness.errors import UserError
 from harness.sim.latency import LatencyModel, Topology
 from harness.spec.app import App
 from harness.spec.profile import Profile
+from harness.spec.rtt import GroupedRTT
 from harness.spec.testbed_state import TestbedState
 
 
@@ -16,25 +17,23 @@ def topology(profile: Profile, state: TestbedState | None = None, rtt: str = "me
     (averaged). RTTs come from the testbed state when given, else from the profile; 'measured'
     falls back to 'configured' for pairs without a measurement. A calibrated profile's overheads
     are added: its call overhead to every RTT between placement nodes (a call to a pod on the
-    same node included), its gateway overhead to the user's RTTs."""
+    same node included), its gateway overhead to the user's RTTs. The RTTs stay per group of
+    nodes (``harness.spec.rtt``) where the state holds them so: a simulated testbed of any size."""
     prices: dict = {}  # node type -> its paper-003 costs, as the inventory gives them
     if state is not None:
         info = {n.name: (n.type, n.tier, n.cpus, n.memory_gb, n.role, n.site, n.cost, n.gpus) for n in state.nodes}
         prices = state.inventory.get("node_types", {})
-        conf, meas = state.rtt_configured_ms, state.rtt_measured_ms
+        meas = state.rtt_measured_ms if rtt == "measured" else {}
+        groups = _measured(meas, info, state.configured_rtt)
     else:
         def of_type(t: str) -> tuple:
             nt = profile.node_types[t]  # profiles before roles: the tier is the role
             return (t, nt["tier"], nt["cpus"], nt["memory_gb"], nt.get("role", nt["tier"]), None, nt.get("cost", 0.0),
                     nt.get("gpus", 0))
         info = {n: of_type(t) for n, t in profile.nodes.items()}
-        conf, meas = profile.rtt_ms.get("configured", {}), profile.rtt_ms.get("measured", {})
-
-    def d(a: str, b: str) -> float:
-        if a == b:
-            return 0.0
-        v = meas.get(a, {}).get(b) if rtt == "measured" else None
-        return float(v if v is not None else conf[a][b])
+        conf = profile.rtt_ms.get("configured", {})
+        meas = profile.rtt_ms.get("measured", {}) if rtt == "measured" else {}
+        groups = _measured(meas, info, lambda: GroupedRTT.from_matrix(conf, info))
 
     call = gateway = 0.0
     if profile.calibration is not None:  # the overheads harness calibrate fitted (harness.scenarios.calibration)
@@ -43,16 +42,38 @@ def topology(profile: Profile, state: TestbedState | None = None, rtt: str = "me
     users = [n for n, i in info.items() if i[4] == "client"]
     if not users:
         raise UserError("the testbed has no client node: the user's position is unknown", field="nodes")
+    table = groups.subset(hosts)
+    user_ms: dict[int, float] = {}  # per group of hosts: the same mean for each of its nodes
+    for n, g in zip(hosts, table.group):
+        if g not in user_ms:
+            user_ms[g] = np.mean([groups.get(u, n) for u in users]) + gateway
     return Topology(
         nodes=tuple(hosts), node_types=tuple(info[n][0] for n in hosts), tiers=tuple(info[n][1] for n in hosts),
         cpus=np.array([info[n][2] for n in hosts], float), memory_mib=np.array([info[n][3] * 1024 for n in hosts], float),
-        rtt=np.array([[d(a, b) + call for b in hosts] for a in hosts]),
-        user_rtt=np.array([np.mean([d(u, n) for u in users]) + gateway for n in hosts]),
+        rtt=None, rtt_group=np.array(table.group, dtype=np.int64).reshape(len(hosts)),
+        rtt_table=np.array(table.ms, float).reshape(table.groups, table.groups) + call,
+        rtt_self=np.array(table.self_ms, float).reshape(table.groups) + call,
+        user_rtt=np.array([user_ms[g] for g in table.group], float),
         roles=tuple(info[n][4] for n in hosts), sites=tuple(info[n][5] for n in hosts),
         costs=np.array([info[n][6] for n in hosts], float), gpus=np.array([info[n][7] for n in hosts], float),
         pod_costs=np.array([prices.get(info[n][0], {}).get("pod_cost", 0.0) for n in hosts], float),
         data_costs=np.array([prices.get(info[n][0], {}).get("data_cost", 0.0) for n in hosts], float),
     )
+
+
+def _measured(meas: dict, info: dict, configured) -> GroupedRTT:
+    """The RTTs between the nodes of ``info``: the configured ones (``configured()``), or where
+    ``meas`` has measurements, each pair's measurement and the configured RTT where it has none
+    (every node a group of its own). A pair neither holds is a UserError."""
+    try:
+        conf = configured()
+        if not meas:
+            return conf
+        return GroupedRTT.from_matrix(meas, info, fallback=conf)
+    except KeyError as exc:
+        pair = exc.args[0] if exc.args else "?"
+        raise UserError(f"no RTT between nodes {pair}: the profile or state holds none; give the testbed it was "
+                        "made for (--inventory or the testbed's state)", field="rtt_ms") from None
 
 
 def model_for(app: App, profile: Profile, state: TestbedState | None = None, rtt: str = "measured",

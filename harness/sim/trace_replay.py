@@ -71,19 +71,21 @@ def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 
 
         job_rng = np.random.default_rng([seed, 1])
         spread = lambda s, n: float(job_factors(job_rng, job_cv[s, n]))  # noqa: E731
-    E, D, user = model.E, model.D, model.user_rtt
-    rtt = lambda n, m: float(D[n, m])  # noqa: E731
+    E, user = model.E, model.user_rtt
+    RT, RS, RG = model.rtt  # D[n, m] per group of nodes (latency_kernel.rtt)
+    rtt = lambda n, m: float(RS[RG[n]] if n == m else RT[RG[n], RG[m]])  # noqa: E731
     to_user = lambda n: float(user[n])  # noqa: E731
     if link_sd is not None and any(np.any(a > 0) for a in link_sd):
         from harness.sim.variability import job_factors
 
         link_rng = np.random.default_rng([seed, 2])
+        D = model.D  # a measured testbed's links, each its own spread: dense, as a testbed is small
         cv_d = np.where(D > 0, link_sd[0] / np.where(D > 0, D, 1.0), 0.0)
         cv_u = np.where(user > 0, link_sd[1] / np.where(user > 0, user, 1.0), 0.0)
         rtt = lambda n, m: float(D[n, m] * job_factors(link_rng, cv_d[n, m]))  # noqa: E731
         to_user = lambda n: float(user[n] * job_factors(link_rng, cv_u[n]))  # noqa: E731
     N = X.shape[1]
-    replicas = [[n for n in range(N) for _ in range(int(X[s, n]))] for s in range(model.S)]
+    replicas = [np.repeat(np.arange(N), X[s].astype(int)).tolist() for s in range(model.S)]
     if any(not r for r in replicas):
         raise ValueError("every service needs at least one replica")
     turn = [0] * model.S
@@ -93,6 +95,7 @@ def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 
     timed: list = []  # (time, tie-break, callback)
     tie = count()
     jobs: list[dict[int, tuple[float, object]]] = [dict() for _ in range(N)]  # node -> job id -> (work left, done)
+    busy: set[int] = set()  # the nodes with a job: only they are looked at (a thousand nodes, a few busy)
     job_ids = count()
     done_at = np.full(len(arrivals), np.nan)
 
@@ -123,8 +126,10 @@ def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 
         def job_done(t):
             if overhead > 0:
                 jobs[n][next(job_ids)] = (overhead * float(E[s, n]), lambda t: None)
+                busy.add(n)
             after_job(t)
         jobs[n][next(job_ids)] = (float(E[s, n]) * (spread(s, n) if spread else 1.0), job_done)
+        busy.add(n)
 
     def call_next(made, k, n, t, group_done):
         if k == len(made):
@@ -160,22 +165,21 @@ def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 
         return float(factors[min(max(int(np.searchsorted(edges, t, side="right")) - 1, 0), len(factors) - 1)])
 
     now = 0.0
-    while timed or any(jobs):
-        # the next job to finish on any node, at its node's current speed
+    while timed or busy:
+        # the next job to finish on any node, at its node's current speed (nodes in order: ties
+        # go to the first, as over every node)
         first_job, first_t, f = None, np.inf, slow(now)
-        for n in range(N):
+        order = sorted(busy)
+        for n in order:
             k = len(jobs[n])
-            if k:
-                jid, (left, _) = min(jobs[n].items(), key=lambda kv: kv[1][0])
-                t = now + left * f * k
-                if t < first_t:
-                    first_job, first_t = (n, jid), t
+            jid, (left, _) = min(jobs[n].items(), key=lambda kv: kv[1][0])
+            t = now + left * f * k
+            if t < first_t:
+                first_job, first_t = (n, jid), t
         t_next = min(first_t, timed[0][0] if timed else np.inf)
-        for n in range(N):
-            k = len(jobs[n])
-            if k:
-                v = (t_next - now) / (k * f)
-                jobs[n] = {jid: (left - v, fn) for jid, (left, fn) in jobs[n].items()}
+        for n in order:
+            v = (t_next - now) / (len(jobs[n]) * f)
+            jobs[n] = {jid: (left - v, fn) for jid, (left, fn) in jobs[n].items()}
         now = t_next
         if timed and timed[0][0] <= first_t:
             _, _, fn = heapq.heappop(timed)
@@ -183,6 +187,8 @@ def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 
         else:
             n, jid = first_job
             _, fn = jobs[n].pop(jid)
+            if not jobs[n]:
+                busy.discard(n)
             fn(now)
     return done_at - (arrivals - t0)
 

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from harness.errors import UserError
 from harness.spec.loader import load_model
 from harness.spec.names import Name
+from harness.spec.rtt import GroupedRTT
 
 Role = Literal["cloud", "edge", "client"]
 ROLES: tuple[str, ...] = ("cloud", "edge", "client")  # also tiers of their own role, without declaring them
@@ -244,22 +245,78 @@ class Inventory(BaseModel):
                 best = (SPECIFICITY[kind], value)
         return None if best is None else best[1]
 
+    def link_values(self, attr: str) -> dict[str, dict[tuple[str, str], float]]:
+        """Per scope (nodes, sites, tiers), what the links that set ``attr`` give each pair they
+        name (sorted), the first link of a pair winning as in ``_link_value``: one look-up a pair."""
+        out: dict[str, dict[tuple[str, str], float]] = {"nodes": {}, "sites": {}, "tiers": {}}
+        for link in self.links:
+            value = getattr(link, attr)
+            if value is not None:
+                kind, pair = link.scope
+                out[kind].setdefault(tuple(sorted(pair)), value)  # type: ignore[arg-type]
+        return out
+
+    def _indexed_value(self, index: dict, a: Node, b: Node) -> float | None:
+        """``_link_value`` through ``link_values``' index."""
+        for kind, have in (("nodes", (a.name, b.name)), ("sites", (a.site, b.site)),
+                           ("tiers", (self.node_type(a).tier, self.node_type(b).tier))):
+            if None not in have and (v := index[kind].get(tuple(sorted(have)))) is not None:
+                return v
+        return None
+
     def pair_rtt(self, a: Node, b: Node) -> float:
         """A node pair's RTT: its node link, else its site link, else its tiers' rtt_ms (KeyError)."""
         v = self._link_value(a, b, "rtt_ms")
         return v if v is not None else self.tier_rtt(self.node_type(a).tier, self.node_type(b).tier)
 
+    def rtt_groups(self) -> GroupedRTT:
+        """Configured node-to-node RTTs per group (``harness.spec.rtt``): the nodes of one tier and
+        site share every RTT, a node that a node link names is a group of its own. As many look-ups
+        as group pairs, whatever the nodes: the same values ``rtt_matrix`` gives pair by pair."""
+        index = self.link_values("rtt_ms")
+        linked = {n for pair in index["nodes"] for n in pair}
+        keys: dict[tuple, int] = {}
+        members: list[list[Node]] = []  # per group, up to two of its nodes
+        group: list[int] = []
+        for node in self.nodes:
+            key = ("node", node.name) if node.name in linked else ("group", self.node_type(node).tier, node.site)
+            if key not in keys:
+                keys[key] = len(members)
+                members.append([])
+            if len(members[keys[key]]) < 2:
+                members[keys[key]].append(node)
+            group.append(keys[key])
+
+        def rtt(a: Node, b: Node) -> float:
+            v = self._indexed_value(index, a, b)
+            return v if v is not None else self.tier_rtt(self.node_type(a).tier, self.node_type(b).tier)
+
+        def within(g: list[Node]) -> float:
+            """Two distinct nodes of one group (a group of one has no such pair: any number does)."""
+            if len(g) > 1:
+                return rtt(g[0], g[1])
+            try:
+                return rtt(g[0], g[0])
+            except KeyError:
+                return 0.0
+        table = tuple(tuple(within(g) if gi == hi else rtt(g[0], h[0]) for hi, h in enumerate(members))
+                      for gi, g in enumerate(members))
+        return GroupedRTT(tuple(n.name for n in self.nodes), tuple(group), table)
+
     def rtt_matrix(self) -> dict[str, dict[str, float]]:
-        """Configured node-to-node RTT in ms (0 on the diagonal)."""
-        return {a.name: {b.name: 0.0 if a.name == b.name else self.pair_rtt(a, b) for b in self.nodes}
-                for a in self.nodes}
+        """Configured node-to-node RTT in ms (0 on the diagonal): every pair (``rtt_groups`` holds
+        the same in the size of its groups)."""
+        return self.rtt_groups().matrix()
 
     def bandwidth_matrix(self) -> dict[str, dict[str, float]]:
         """Configured node-to-node bandwidth in Mbit/s, only for the pairs a link limits."""
+        index = self.link_values("bandwidth_mbit")
         out: dict[str, dict[str, float]] = {}
+        if not any(index.values()):
+            return out
         for a in self.nodes:
             for b in self.nodes:
-                v = None if a.name == b.name else self._link_value(a, b, "bandwidth_mbit")
+                v = None if a.name == b.name else self._indexed_value(index, a, b)
                 if v is not None:
                     out.setdefault(a.name, {})[b.name] = v
         return out

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from harness.errors import UserError
 from harness.spec.loader import load_model
+from harness.spec.rtt import GroupedRTT
 
 
 class NodeState(BaseModel):
@@ -51,6 +52,9 @@ class TestbedState(BaseModel):
     latency_injector: str | None = None  # netem | nfqueue
     latency_injector_reason: str | None = None
     rtt_configured_ms: dict[str, dict[str, float]] = {}
+    # the configured RTTs per group of nodes (harness.spec.rtt.GroupedRTT.to_json), instead of every
+    # pair in rtt_configured_ms: a simulated testbed's, whatever its size
+    rtt_groups: dict[str, Any] | None = None
     rtt_measured_ms: dict[str, dict[str, float | None]] = {}
     bandwidth_mbit: dict[str, dict[str, float]] = {}  # configured, for the pairs a link limits
     bandwidth_emulation: str | None = None  # how the testbed enforces it, or why it cannot
@@ -66,6 +70,13 @@ class TestbedState(BaseModel):
             what = "missing" if key not in self.backend_data else f"incomplete ({type(exc).__name__}: {exc})"
             raise UserError(f"the state file is damaged: backend_data.{key} is {what}; 'harness teardown' removes "
                             f"what it can find of the testbed", source=str(state_path(state_dir))) from None
+
+    def configured_rtt(self) -> GroupedRTT:
+        """The configured RTTs: ``rtt_groups`` when the state holds them, else every pair of
+        ``rtt_configured_ms``, each node a group of its own."""
+        if self.rtt_groups is not None:
+            return GroupedRTT.from_json(self.rtt_groups)
+        return GroupedRTT.from_matrix(self.rtt_configured_ms)
 
     def node(self, name: str) -> NodeState:
         for n in self.nodes:

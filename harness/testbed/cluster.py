@@ -8,6 +8,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Sequence
 
+from harness.spec.rtt import GroupedRTT
 from harness.spec.testbed_state import NodeState, TestbedState
 
 if TYPE_CHECKING:
@@ -95,6 +96,11 @@ class Cluster(ABC):
     @abstractmethod
     def rtt_configured(self) -> dict[str, dict[str, float]]: ...
 
+    def rtt_groups(self) -> GroupedRTT:
+        """``rtt_configured`` per group of nodes (``harness.spec.rtt``); a backend that holds its
+        RTTs so (the simulated one) gives them without expanding every pair."""
+        return GroupedRTT.from_matrix(self.rtt_configured())
+
     @abstractmethod
     def set_latency(self, a: str, b: str, rtt_ms: float) -> None:
         """Change the round-trip time between two nodes while running."""
@@ -158,6 +164,9 @@ class Cluster(ABC):
         the service's node_affinity, or one already holding its pod under pod_antiaffinity."""
         from harness.errors import TestbedError
 
+        spec = app.services[service]
+        if spec.node_affinity is None and not spec.pod_antiaffinity:
+            return  # no constraint to break (and no pass over every pod)
         peers = [p.node for p in self.pods() if p.service == service]
         problem = app.constraint_problem({service: peers + [node]})
         if problem:
@@ -177,6 +186,11 @@ class Cluster(ABC):
     @abstractmethod
     def pod_alive(self, pod: "Pod") -> bool:
         """Whether the pod's process still runs (a crashed cell is not; Kubernetes: container running)."""
+
+    def crashed_pods(self) -> list["Pod"]:
+        """The serving pods whose process died on a node that is up (what the crash watch replaces),
+        oldest first. A backend that records crashes lists them without asking every pod."""
+        return [p for p in self.pods() if not self.pod_alive(p) and self.node_up(p.node)]
 
     @abstractmethod
     def kill_pod(self, pod: "Pod") -> None:

@@ -24,6 +24,7 @@ from typing import Callable, Mapping, Sequence
 
 from harness.errors import TestbedError
 from harness.spec.inventory import Inventory
+from harness.spec.rtt import GroupedRTT
 from harness.spec.testbed_state import NodeState, TestbedState
 from harness.testbed.cluster import Cluster, NodeProcess
 from harness.testbed.pods import Pod, pod_name
@@ -53,7 +54,8 @@ class SimProcess(NodeProcess):
 
 def simulated_state(inv: Inventory) -> TestbedState:
     """The testbed an inventory describes, as a state file would record it, never provisioned: its
-    nodes (expanded as the local backend names them) and configured RTTs."""
+    nodes (expanded as the local backend names them) and configured RTTs, held per group of nodes
+    (``harness.spec.rtt``: per tier and site, not per pair)."""
     from harness.testbed.local.layout import layout_for
 
     layout = layout_for(inv)
@@ -63,7 +65,7 @@ def simulated_state(inv: Inventory) -> TestbedState:
         nodes=[NodeState(name=n.name, type=n.type, tier=n.tier, address=n.address, cpus=n.cpus,
                          memory_gb=n.memory_gb, speed=n.speed, role=n.role, site=n.site, cost=n.cost, gpus=n.gpus)
                for n in layout.nodes],
-        rtt_configured_ms=inv.rtt_matrix(), bandwidth_mbit=inv.bandwidth_matrix())
+        rtt_groups=inv.rtt_groups().to_json(), bandwidth_mbit=inv.bandwidth_matrix())
 
 
 class SimCluster(Cluster):
@@ -77,8 +79,10 @@ class SimCluster(Cluster):
         self._ready_at: dict[str, float] = {}  # pod -> when it is ready on the run's clock
         self._terminating: list[tuple[float, Pod]] = []  # (gone at, pod): stopped, still holding its room
         self._nodes = list(state.nodes)
+        self._by_name = {n.name: n for n in self._nodes}
         self._up = {n.name: True for n in self._nodes}
-        self._rtt = {a: dict(row) for a, row in state.rtt_configured_ms.items()}
+        self._rtt = state.configured_rtt()
+        self._changed: dict[tuple[str, str], float] = {}  # pairs set while running, not yet in _rtt
         self._app = None
         self._pods: list[Pod] = []  # serving or about to, oldest first
         self._retired: list[Pod] = []  # out of the endpoints, not yet stopped
@@ -90,6 +94,11 @@ class SimCluster(Cluster):
     @property
     def nodes(self) -> list[NodeState]:
         return self._nodes
+
+    def node(self, name: str) -> NodeState:
+        if name not in self._by_name:
+            return super().node(name)  # its error
+        return self._by_name[name]
 
     def node_up(self, name: str) -> bool:
         return self._up[name]
@@ -112,14 +121,19 @@ class SimCluster(Cluster):
         return 1.0  # the simulator counts CPU in the cores pods request
 
     def rtt_configured(self) -> dict[str, dict[str, float]]:
-        return {a: dict(row) for a, row in self._rtt.items()}
+        return self.rtt_groups().matrix()
+
+    def rtt_groups(self) -> GroupedRTT:
+        if self._changed:  # a latency fault sets many pairs: split their nodes off once, not per pair
+            self._rtt, self._changed = self._rtt.with_pairs(self._changed), {}
+        return self._rtt
 
     def set_latency(self, a: str, b: str, rtt_ms: float) -> None:
-        self._rtt[a][b] = self._rtt[b][a] = float(rtt_ms)
+        self._changed[(a, b)] = float(rtt_ms)
 
     def measure_rtt(self) -> dict[str, dict[str, float | None]]:
         return {a: {b: (v if self._up[a] and self._up[b] else None) for b, v in row.items()}
-                for a, row in self._rtt.items()}
+                for a, row in self.rtt_configured().items()}
 
     def pause(self, seconds: float) -> None:
         """A pause takes no time in a simulated run (the grace before stopping a pod)."""
@@ -167,7 +181,7 @@ class SimCluster(Cluster):
         return self._ready_at.get(pod.name, self.clock())
 
     def wait_ready(self, pod: Pod, timeout: float) -> None:
-        if pod.name not in {p.name for p in self._pods}:
+        if not any(p.name == pod.name for p in reversed(self._pods)):  # the pod just started is the last
             raise TestbedError(f"pod {pod.name} is gone")
         now, at = self.clock(), self.ready_at(pod)
         if at - now > timeout:
@@ -191,6 +205,11 @@ class SimCluster(Cluster):
 
     def pod_alive(self, pod: Pod) -> bool:
         return pod.name not in self._dead and self._up[pod.node]
+
+    def crashed_pods(self) -> list[Pod]:
+        if not self._dead:  # the crash watch asks every second: no crash, no pass over the pods
+            return []
+        return super().crashed_pods()
 
     def kill_pod(self, pod: Pod) -> None:
         self._dead.add(pod.name)
