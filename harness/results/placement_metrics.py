@@ -41,10 +41,15 @@ class NodeInfo:
 
 
 def gini(x) -> float:
+    """Σ_ij |x_i − x_j| / (2 n² mean), the pairs' sum taken over the sorted values,
+    2 Σ_i (2i − n − 1) x_(i): n log n, not n² (ten thousand nodes are 10⁸ pairs); the same sum
+    to the last bit where the values are counts."""
     x = np.asarray(x, float)
     if len(x) == 0 or x.sum() == 0:
         return 0.0
-    return float(np.abs(x[:, None] - x[None, :]).sum() / (2 * len(x) ** 2 * x.mean()))
+    n = len(x)
+    pairs = 2 * float(np.dot(2 * np.arange(1, n + 1, dtype=float) - n - 1, np.sort(x)))
+    return float(pairs / (2 * n ** 2 * x.mean()))
 
 
 def cost_per_hour(placement: Placement, nodes: Mapping[str, NodeInfo]) -> float:

@@ -243,7 +243,8 @@ def run_simulated(state, session: Session, seeds: int, first_seed: int = 0,
 
     check_policies(session, state, SimCluster(state))
     rows: list[dict] = []
-    testbed = yaml.safe_dump(state.model_dump(mode="json"), sort_keys=False)
+    testbed = yaml.dump(state.model_dump(mode="json"), Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
+                        sort_keys=False)  # libyaml's: a ten-thousand-node testbed is seconds in Python
     for seed in seed_list(seeds, first_seed):
         for name, policy in session.policies.items():
             out = new_run_dir(session, name, policy, seed, testbed)

@@ -41,7 +41,7 @@ import numpy as np
 from harness.policies import register
 from harness.policies.contract import Ability, ClusterView, Move, PendingPod, Policy
 from harness.families.kubedsm.match import Match
-from harness.families.kubedsm.qos import PaperQoS, code_qos
+from harness.families.kubedsm.qos import PaperQoS, code_qos, qos_array
 from harness.spec.args import arg
 
 VARIANTS = {"original": (5, 3), "midmig": (2, 1), "nocloudoffload": (0, 3), "noedgemig": (5, 0)}
@@ -113,18 +113,29 @@ class Edge:
         # per service: pods on each edge node (E x S), and in total
         self.on_edge = np.zeros((len(self.edge), len(self.services)), np.int64)
         self.total = np.zeros(len(self.services), np.int64)
-        where = {view.nodes[i].name: e for e, i in enumerate(self.edge)}
+        where = self._edge_at = {view.nodes[i].name: e for e, i in enumerate(self.edge)}
         for p in view.pods:
             k = self.sidx[p.service]
             self.total[k] += 1
             if p.node in where:
                 self.on_edge[where[p.node], k] += 1
         # the placement constraints on the edge: may the service run there, must its pods spread
-        self.allowed = np.array([[view.app.may_run_on(s, view.nodes[i].name) for s in self.services]
-                                 for i in self.edge], bool).reshape(len(self.edge), len(self.services))
+        self.allowed = np.ones((len(self.edge), len(self.services)), bool)  # app.may_run_on, per service
+        for k, s in enumerate(self.services):
+            if view.app.services[s].node_affinity is not None:
+                self.allowed[:, k] = [view.app.may_run_on(s, view.nodes[i].name) for i in self.edge]
         self.spreads = np.array([view.app.spreads(s) for s in self.services], bool)
         top = self.cap.max(axis=0) if len(self.edge) else np.ones(2)
         self.size = (self.req[:, 0] / top[0]) * (self.req[:, 1] / top[1])  # eq. 11, the code's form
+
+    def add(self, service: str, node: str) -> None:
+        """A pod of ``service`` placed on ``node``: this Edge as ``Edge(view.with_pod(...))`` would be."""
+        k = self.sidx[service]
+        self.total[k] += 1
+        e = self._edge_at.get(node)
+        if e is not None:
+            self.on_edge[e, k] += 1
+            self.used[e] += self.req[k]
 
     def key(self) -> bytes:
         """Everything KubeDSM's decisions read, as bytes: equal keys, equal decisions."""
@@ -151,6 +162,15 @@ class KubeDSMCore:
     def qos(self, st: Edge, edge_count: np.ndarray, total: np.ndarray) -> float:
         return sum(self.qos_one(e / n, self.promised.get(s, 1.0)) for s, e, n in zip(st.services, edge_count, total) if n)
 
+    def qos_many(self, st: Edge, edge_counts: np.ndarray, total: np.ndarray) -> np.ndarray:
+        """``qos`` of each row of ``edge_counts`` (C × S) at once: the same terms, added service by
+        service in the same order (the batch's every sub-vector is a row)."""
+        acc = np.zeros(len(edge_counts))
+        for k, s in enumerate(st.services):
+            if total[k]:
+                acc = acc + qos_array(self.qos_one, edge_counts[:, k] / total[k], self.promised.get(s, 1.0))
+        return acc
+
     def _delta(self, st: Edge, k: int, edge_count: np.ndarray, step: int) -> float:
         n = st.total[k]
         q = self.promised.get(st.services[k], 1.0)
@@ -163,8 +183,9 @@ class KubeDSMCore:
         edge_now = st.on_edge.sum(axis=0)
         m = Match(batch, st.req, st.used, st.cap, st.limit(st.on_edge))
         best, best_key = 0, None
-        for c in np.flatnonzero(m.fits()):
-            key = (round(self.qos(st, edge_now + m.vectors[c], total), 12), m.value[c])
+        fits = np.flatnonzero(m.fits())
+        for c, q in zip(fits, self.qos_many(st, edge_now + m.vectors[fits], total).tolist()):
+            key = (round(q, 12), m.value[c])
             if best_key is None or key > best_key:
                 best, best_key = c, key
         return m.vectors[best], m.nodes(best)
@@ -308,20 +329,21 @@ class KubeDSM(Policy):
     def place(self, view: ClusterView, pods) -> list[str | None]:
         out: list[str | None] = [None] * len(pods)
         order = list(range(len(pods)))
+        st = Edge(view)  # kept up to date pod by pod (Edge.add), not read again from the view
         for start in range(0, len(order), self.args.batch):
             chunk = order[start:start + self.args.batch]
-            st = Edge(view)
             batch = np.zeros(len(st.services), np.int64)
             for i in chunk:
                 batch[st.sidx[pods[i].service]] += 1
             _, arranged = self.core.decide_batch(st, batch)
-            slots = {s: [view.nodes[st.edge[e]].name for e in range(len(st.edge)) for _ in range(int(arranged[e, k]))]
-                     for k, s in enumerate(st.services)}
+            slots = {s: [view.nodes[st.edge[e]].name for e in np.flatnonzero(arranged[:, k])
+                         for _ in range(int(arranged[e, k]))] for k, s in enumerate(st.services)}
             for i in chunk:
                 pod: PendingPod = pods[i]
                 node = slots[pod.service].pop(0) if slots[pod.service] else self._cloud(view, st, pod)
                 if node is not None:
                     view = view.with_pod(pod, node)
+                    st.add(pod.service, node)
                 out[i] = node
         return out
 

@@ -9,7 +9,8 @@ Pods of one service are identical, so the programme runs over **count vectors** 
 each service) instead of the paper's subsets of pods: f[i][c] is the best sum over the first i
 nodes holding the pods c; node i takes any d ≤ c that fits its free room. Exact, and it answers
 for every sub-vector of the batch at once which ones fit at all: makeDecision reads both from one
-run. Cost: nodes × Π_s (n_s + 1)(n_s + 2) / 2 — about 2·10⁵ steps for 20 pods over 4 services.
+run. Cost: nodes × Π_s (n_s + 1)(n_s + 2) / 2 — about 2·10⁵ steps for 20 pods over 4 services;
+the nodes being the few of each class of nodes alike that a batch can use (``Match``).
 """
 
 from __future__ import annotations
@@ -90,15 +91,31 @@ class Match:
     and ``cap`` (E × R); ``limit`` (E × S, optional) caps how many of a service's pods a node may
     take (its placement constraints: 0 outside its node_affinity, 1 with pod_antiaffinity).
     ``value[c]`` is the best sum of node values holding the sub-vector c (index of ``vectors``),
-    -inf where it does not fit; ``nodes(c)`` says which node takes how many."""
+    -inf where it does not fit; ``nodes(c)`` says which node takes how many.
+
+    Nodes alike (the same capacity, use and limits) are interchangeable, and a batch of P pods
+    lands on P nodes at most: the programme runs over the first P nodes of each such class only,
+    and not over a node that no pod of the batch fits (a full one); the others add their value
+    as they are (so ``value`` is the sum over every node still). On a thousand edge nodes that
+    KubeDSM packs (many full, a few being filled, the rest empty and alike) that is tens of nodes."""
 
     def __init__(self, counts, req, used, cap, limit=None):
         self.counts = np.asarray(counts, np.int64)
-        used = np.asarray(used, float)
+        used, cap = np.asarray(used, float), np.asarray(cap, float)
         limit = np.full((len(used), len(self.counts)), 1 << 30, np.int64) if limit is None else np.asarray(limit, np.int64)
-        self.value, self._par, self.vectors = _match(self.counts, np.asarray(req, float), used,
-                                                     np.asarray(cap, float), limit)
         self.E = len(used)
+        some = np.flatnonzero(self.counts)
+        room = (used[:, None, :] + np.asarray(req, float)[None, some, :] <= cap[:, None, :] + EPS).all(axis=2)
+        takes = (room & (limit[:, some] > 0)).any(axis=1)  # a node no pod of the batch fits keeps its value
+        self.kept = np.intersect1d(_first_of_each_class(used, cap, limit, int(self.counts.sum())), np.flatnonzero(takes))
+        rest = np.setdiff1d(np.arange(self.E), self.kept)
+        # a service the batch has none of adds nothing: left out, the vectors in the same order
+        self.value, self._par, vectors = _match(self.counts[some], np.asarray(req, float)[some], used[self.kept],
+                                                cap[self.kept], limit[np.ix_(self.kept, some)])
+        self.vectors = np.zeros((len(vectors), len(self.counts)), np.int64)
+        self.vectors[:, some] = vectors
+        if len(rest):
+            self.value = self.value + sum(node_values(used[rest], cap[rest]).tolist())
 
     def fits(self) -> np.ndarray:
         return self.value > -np.inf
@@ -106,8 +123,30 @@ class Match:
     def nodes(self, c: int) -> np.ndarray:
         """(E, S): how many pods of each service node i takes in the best arrangement of c."""
         out = np.zeros((self.E, len(self.counts)), np.int64)
-        for i in range(self.E, 0, -1):
+        for i in range(len(self.kept), 0, -1):
             dc = int(self._par[i, c])
-            out[i - 1] = self.vectors[dc]
+            out[self.kept[i - 1]] = self.vectors[dc]
             c -= dc
         return out
+
+
+def node_values(used: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """``node_value`` of each row at once (the same products, in the same order)."""
+    v = np.ones(len(used))
+    for r in range(used.shape[1]):
+        v = v * (used[:, r] / cap[:, r])
+    return np.where(np.all(np.abs(used) <= 1e-10, axis=1), EMPTY_NODE, v)
+
+
+def _first_of_each_class(used: np.ndarray, cap: np.ndarray, limit: np.ndarray, pods: int) -> np.ndarray:
+    """The indices (in order) of the first ``pods`` nodes of each class of nodes alike."""
+    if not len(used):
+        return np.zeros(0, np.int64)
+    _, cls = np.unique(np.concatenate([used, cap, limit.astype(float)], axis=1), axis=0, return_inverse=True)
+    cls = cls.ravel()
+    order = np.argsort(cls, kind="stable")
+    first = np.r_[True, cls[order][1:] != cls[order][:-1]]
+    start = np.maximum.accumulate(np.where(first, np.arange(len(cls)), 0))
+    rank = np.empty(len(cls), np.int64)
+    rank[order] = np.arange(len(cls)) - start
+    return np.flatnonzero(rank < max(pods, 1)).astype(np.int64)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class PaperQoS:
@@ -41,6 +43,22 @@ def code_qos(share: float, promised: float) -> float:
     if share > promised:
         return 0.99 + 0.01 * (share - promised) / (1 - promised)
     return 0.8 * math.sqrt(share / promised)
+
+
+def qos_array(qos, share: np.ndarray, promised: float) -> np.ndarray:
+    """``qos(x, promised)`` of every x of ``share``, as the scalar forms compute each (the code's,
+    the paper's; another callable one by one)."""
+    share = np.asarray(share, float)
+    if qos is code_qos:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            close = np.abs(share - promised) <= 1e-9 * np.maximum(np.abs(share), abs(promised))  # math.isclose
+            above = 0.99 + 0.01 * (share - promised) / (1 - promised)
+            below = 0.8 * np.sqrt(share / promised)
+        return np.where(close, 0.99, np.where(share > promised, above, below))
+    if isinstance(qos, PaperQoS):
+        x = share - promised
+        return np.where(x < 0, qos.alpha * x, qos.beta * x + qos.gamma)
+    return np.array([qos(float(x), promised) for x in share])
 
 
 def total_qos(edge_pods: dict[str, int], pods: dict[str, int], promised: dict[str, float], qos=code_qos) -> float:

@@ -14,6 +14,10 @@
 As a rescheduler (``plan``), the rollout places every pod again from scratch (their own load
 removed, the background kept) and plans the moves to that placement when it is predicted at
 least ``min_gain_ms`` faster than the current one; the move loop follows the plan.
+
+Each agent's look-ahead costs a base-policy completion of every later pod for each of its β
+candidates: O(pods² · nodes) per placement. ``budget_s`` bounds it in wall-clock time (anytime:
+past it the base policy places the pods left), so a thousand-node continuum gets an answer.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from harness.sim import kube_scheduler
 from harness.families.rollout.world import Instance, Outcome
 
 BASES = ("latency-greedy", "default", "greedy-bestfit")
+BATCH_FLOATS = 1 << 23  # the most numbers a batch of candidate placements holds (64 MB)
 
 
 @dataclass
@@ -53,12 +58,16 @@ class RolloutArgs:
     reserve_ms: float = 0.0
     base: str = "latency-greedy"  # harness's problem: the base policy (latency-greedy | default | greedy-bestfit)
     min_gain_ms: float = 1.0  # as a rescheduler: re-place only when predicted this much faster
+    # harness's problem: wall-clock seconds one placement (or re-placement) may think; past them the
+    # pods left are placed by the base policy alone (anytime: what the look-ahead chose so far
+    # stays). 0: no limit. Keep it under the scenario's plan_budget_s.
+    budget_s: float = 0.0
 
     def validate(self):
         if not 0 < self.beta <= 1:
             raise ValueError(f"beta is a share of the candidates, in (0, 1], not {self.beta}")
-        if self.beta_count < 0 or self.gamma < 0 or self.min_gain_ms < 0 or self.reserve_ms < 0:
-            raise ValueError("beta_count, gamma, reserve_ms and min_gain_ms must be ≥ 0")
+        if self.beta_count < 0 or self.gamma < 0 or self.min_gain_ms < 0 or self.reserve_ms < 0 or self.budget_s < 0:
+            raise ValueError("beta_count, gamma, reserve_ms, min_gain_ms and budget_s must be ≥ 0")
         if self.horizon < -1:
             raise ValueError("horizon is a number of apps, or -1 for all")
         if self.base not in BASES:
@@ -95,11 +104,17 @@ class _Board:
         self.used_mem[n] += mem
 
     def rises(self, s: int, nodes: np.ndarray) -> np.ndarray:
-        """The partial latency's rise if a pod of s went to each of ``nodes``."""
-        batch = np.repeat(self.X[None], len(nodes), axis=0)
-        batch[np.arange(len(nodes)), s, nodes] += 1
+        """The partial latency's rise if a pod of s went to each of ``nodes`` (in batches of at
+        most BATCH_FLOATS numbers: a thousand candidates on a large cluster are gigabytes at once)."""
         now = self.model.partial_latency(self.X)[0]
-        return self.model.partial_latency(batch) - now
+        step = max(1, BATCH_FLOATS // self.X.size)
+        out = []
+        for k in range(0, len(nodes), step):
+            part = nodes[k:k + step]
+            batch = np.repeat(self.X[None], len(part), axis=0)
+            batch[np.arange(len(part)), s, part] += 1
+            out.append(self.model.partial_latency(batch) - now)
+        return np.concatenate(out) if out else np.empty(0)
 
     def base_choice(self, base: str, s: int, cpu: float, mem: float) -> int | None:
         ok = self.feasible(s, cpu, mem)
@@ -120,9 +135,17 @@ def _pods(view: ClusterView, pods: Sequence[PendingPod]) -> list[tuple[int, floa
 
 
 def rollout_on_model(board: _Board, pods: list[tuple[int, float, float]], args: RolloutArgs) -> list[int | None]:
-    """Each pod's node index (None: nothing fits), agent by agent; the board ends fully placed."""
+    """Each pod's node index (None: nothing fits), agent by agent; the board ends fully placed.
+    With ``args.budget_s``, the agents after the budget is spent take the base policy's node."""
     out: list[int | None] = []
+    deadline = time.monotonic() + args.budget_s if args.budget_s > 0 else math.inf
     for k, (s, cpu, mem) in enumerate(pods):
+        if time.monotonic() > deadline:
+            n = board.base_choice(args.base, s, cpu, mem)
+            if n is not None:
+                board.put(s, n, cpu, mem)
+            out.append(n)
+            continue
         nodes = np.flatnonzero(board.feasible(s, cpu, mem))
         if not len(nodes):
             out.append(None)
@@ -134,18 +157,22 @@ def rollout_on_model(board: _Board, pods: list[tuple[int, float, float]], args: 
         if args.gamma > 0 and len(nodes) > 1:
             keep = args.beta_count or math.ceil(args.beta * len(nodes) - 1e-9)
             keep = max(1, min(len(nodes), keep))
-            finals, after = [], []
-            for n in nodes[:keep]:
+            togo = np.empty(keep)  # each candidate's completion judged at once: no placement kept
+            for c, n in enumerate(nodes[:keep]):
                 b = board.copy()
                 b.put(s, int(n), cpu, mem)
-                after.append(b.X.copy())
+                after = board.model.partial_latency(b.X)[0]
                 for s2, c2, m2 in pods[k + 1:]:  # the base policy completes the rest
                     n2 = b.base_choice(args.base, s2, c2, m2)
                     if n2 is not None:
                         b.put(s2, n2, c2, m2)
-                finals.append(b.X)
-            togo = board.model.partial_latency(np.array(finals)) - board.model.partial_latency(np.array(after))
-            choice = int(nodes[:keep][np.argmin(g[:keep] + args.gamma * togo)])
+                    if time.monotonic() > deadline:
+                        break
+                togo[c] = board.model.partial_latency(b.X)[0] - after
+                if time.monotonic() > deadline:
+                    break
+            if time.monotonic() <= deadline:  # else the look-ahead was cut short: the greedy's node
+                choice = int(nodes[:keep][np.argmin(g[:keep] + args.gamma * togo)])
         board.put(s, choice, cpu, mem)
         out.append(choice)
     return out
