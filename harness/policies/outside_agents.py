@@ -10,6 +10,8 @@ refused in one line. The default scheduler places new pods."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from harness.errors import UserError
@@ -25,6 +27,14 @@ class CEEnvAgent(Policy):
     abilities = frozenset({Ability.PLAN})
     placed_by = "default"
     acts_with_a_users_file = True  # nothing to act with until a user gives an agent's file
+
+    def agent_file(self, what: str, example: str) -> Path:
+        """The user's file ``args.model``; one line naming what is needed when it is not there."""
+        path = Path(self.args.model)
+        if not self.args.model or not path.is_file():
+            raise UserError(f"{self.name} needs {what}: {self.name}[model={example}] ({self.args.model or 'none given'})",
+                            field="--policy")
+        return path
 
     def spaces(self, obs_dim: int) -> tuple[tuple[int, ...], int | None]:
         """(observation shape, number of actions) the agent was made for."""

@@ -56,10 +56,7 @@ class Sb3Policy(CEEnvAgent):
 
     def __init__(self, args: Sb3Args):
         super().__init__(args)
-        path = Path(args.model)
-        if not args.model or not path.is_file():
-            raise UserError(f"sb3 needs an agent's file: sb3[model=agent.zip] ({args.model or 'none given'})",
-                            field="--policy")
+        path = self.agent_file("an agent's file", "agent.zip")
         algo = algorithm_of(path) if args.algo == "auto" else args.algo
         if algo not in ALGORITHMS:
             raise UserError(f"sb3: algo {algo!r} is not one of {', '.join(ALGORITHMS)}", field="--policy")

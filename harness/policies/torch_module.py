@@ -72,11 +72,7 @@ class TorchModulePolicy(CEEnvAgent):
 
     def __init__(self, args: TorchModuleArgs):
         super().__init__(args)
-        path = Path(args.model)
-        if not args.model or not path.is_file():
-            raise UserError(f"torch needs a module's file: torch[model=agent.pt] ({args.model or 'none given'})",
-                            field="--policy")
-        self.module = load_module(path)
+        self.module = load_module(self.agent_file("a module's file", "agent.pt"))
 
     def scores(self, obs: np.ndarray) -> np.ndarray:
         import torch
