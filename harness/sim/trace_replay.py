@@ -40,6 +40,7 @@ from itertools import count
 import numpy as np
 
 from harness.sim.latency import LatencyModel
+from harness.sim.variability import job_factors
 
 
 def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 1.0, seed: int = 0,
@@ -67,8 +68,6 @@ def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 
     rng = np.random.default_rng(seed)
     spread = None
     if job_cv is not None and np.any(job_cv > 0):
-        from harness.sim.variability import job_factors
-
         job_rng = np.random.default_rng([seed, 1])
         spread = lambda s, n: float(job_factors(job_rng, job_cv[s, n]))  # noqa: E731
     E, user = model.E, model.user_rtt
@@ -76,8 +75,6 @@ def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 
     rtt = lambda n, m: float(RS[RG[n]] if n == m else RT[RG[n], RG[m]])  # noqa: E731
     to_user = lambda n: float(user[n])  # noqa: E731
     if link_sd is not None and any(np.any(a > 0) for a in link_sd):
-        from harness.sim.variability import job_factors
-
         link_rng = np.random.default_rng([seed, 2])
         D = model.D  # a measured testbed's links, each its own spread: dense, as a testbed is small
         cv_d = np.where(D > 0, link_sd[0] / np.where(D > 0, D, 1.0), 0.0)

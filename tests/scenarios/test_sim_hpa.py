@@ -4,29 +4,21 @@ never passed: the simulated HPA never scaled down.)"""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-import pandas as pd
-
-from harness.scenarios.session import prepare, run_simulated
-from harness.spec.inventory import load_inventory
 from harness.spec.scenario import Step
-from harness.testbed.simulated import simulated_state
-from tests.conftest import REPO
+from tests.scenarios.test_sim_lifecycle import events, simulate
+
+
+def surge_then_quiet(sc) -> None:
+    sc.load.steps = [Step(at_s=0, value=6), Step(at_s=60, value=1)]
+    sc.autoscaling.scale_down_stabilization_s = 30
 
 
 def test_the_simulated_hpa_scales_down_after_its_window_of_virtual_time(tmp_path):
-    state = simulated_state(load_inventory(None))
-    session = prepare("traffic-surge", ["default"], state, None, None, REPO / "models", tmp_path, suffix="-sim")
-    sc = session.scenario
-    sc.load.steps = [Step(at_s=0, value=6), Step(at_s=60, value=1)]  # a surge, then quiet
-    sc.autoscaling.scale_down_stabilization_s = 30
-    (summary,) = run_simulated(state, session, 1)
-    ev = pd.read_csv(Path(summary["run_dir"]) / "events.csv")
-    scale = [json.loads(d) for d in ev[ev.kind == "scale"].detail]
-    ups = [e for e in scale if e["to"] > e["current"]]
-    downs = [e for e in scale if e["to"] < e["current"]]
-    assert ups and downs, scale
-    t_down = [t for t, d in zip(ev[ev.kind == "scale"].t_run, scale) if d["to"] < d["current"]]
+    (summary,) = simulate(tmp_path, "traffic-surge", ["default"], edit=surge_then_quiet)
+    ev = events(summary)
+    scale = ev[ev.kind == "scale"]
+    ups = [d for d in scale.detail if d["to"] > d["current"]]
+    downs = [d for d in scale.detail if d["to"] < d["current"]]
+    assert ups and downs, scale.detail.tolist()
+    t_down = [t for t, d in zip(scale.t_run, scale.detail) if d["to"] < d["current"]]
     assert min(t_down) > 60 + 30 - 15  # down only once the quiet has lasted the window (one HPA period's slack)
