@@ -76,6 +76,23 @@ def test_a_request_no_site_can_hold_is_rejected_whole_or_spread(empty):
     assert build("spread-ffd").place(empty, request(3, cpu=3.0)) == [None] * 3
 
 
+def test_a_site_whose_room_is_in_pieces_is_not_open_to_a_pod_no_node_of_it_holds(empty):
+    """Fog's two nodes keep 0.8 cores each: 1.6 summed, but a 1-core pod fits neither. The world
+    counts a site's room node by node (as Karmada's replica estimator), so binpack-greedy, which
+    picks the most allocated site, goes elsewhere instead of choosing fog and rejecting."""
+    view = empty
+    for node in ("fog-a", "fog-b"):
+        view = view.with_pod(request(1, cpu=1.2, memory_mib=256)[0], node)
+    env, _ = build("binpack-greedy").world(view, request(1, cpu=1.0))
+    fog = env.sites.names.index("fog")
+    assert not env.action_masks()[fog] and env.action_masks()[:len(env.sites.names)].any()
+    nodes = build("binpack-greedy").place(view, request(1, cpu=1.0))
+    assert nodes[0] is not None and SITE[nodes[0]] != "fog"
+    # a 0.5-core pod: each fog node holds one, so fog is open to two of them and not to three
+    two, three = (build("binpack-greedy").world(view, request(k, cpu=0.5))[0] for k in (2, 3))
+    assert two.action_masks()[fog] and not three.action_masks()[fog]
+
+
 def test_a_batch_of_services_is_one_request_per_service(empty):
     pods = request(2, service="adapter-http") + request(2, service="ditto-gateway")
     nodes = build("binpack-greedy").place(empty, pods)

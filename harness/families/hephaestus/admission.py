@@ -28,7 +28,7 @@ import numpy as np
 from harness import shipped
 from harness.errors import UserError
 from harness.policies import register
-from harness.policies.contract import Ability, ClusterView, PendingPod, Policy
+from harness.policies.contract import EPS, Ability, ClusterView, PendingPod, Policy
 from harness.families.hephaestus.baselines import BASELINES, SPREAD_HEURISTICS
 from harness.policies.heuristics import KubeDefault
 from harness.families.hephaestus.world import MultiClusterConfig, MultiClusterEnv, Request, Sites, c2e_services, sites_of
@@ -102,10 +102,21 @@ class SiteAdmission(Policy):
     def world(self, view: ClusterView, pods: Sequence[PendingPod]) -> tuple[MultiClusterEnv, list[np.ndarray]]:
         """The multi-cluster world's state for this view and request (one service's pods)."""
         sites, alloc_cpu, alloc_mem, masks = site_state(view)
+        pod = pods[0]
         env = MultiClusterEnv(MultiClusterConfig(background=(0.0, 0.0)), seed=0, sites=sites)
         env.rng = self.rng
-        env.alloc_cpu, env.alloc_mem = alloc_cpu, alloc_mem
-        pod = pods[0]
+        # a site whose free room is in pieces holds fewer of these pods than its summed cores say:
+        # then its room is what its nodes hold, counted node by node as Karmada's replica estimator
+        # counts (half a pod over, so the world's fit takes that many and no more); otherwise the
+        # world would open a site its own scheduler then cannot use
+        cpu, mem, fill = max(pod.cpu, EPS), max(pod.memory_mib, EPS), env.cfg.fill
+        each = np.floor(np.minimum((view.cap_cpu - view.used_cpu + EPS) / cpu,
+                                   (view.cap_memory_mib - view.used_memory_mib + EPS) / mem)).clip(0)
+        held = np.array([each[m].sum() for m in masks])
+        summed = np.floor(np.minimum((fill * sites.cap_cpu - alloc_cpu + EPS) / cpu,
+                                     (fill * sites.cap_mem - alloc_mem) * 1024 / mem + EPS))
+        env.alloc_cpu = np.where(held < summed, fill * sites.cap_cpu - (held + 0.5) * cpu, alloc_cpu)
+        env.alloc_mem = alloc_mem
         env.request = Request(pod.service, len(pods), pod.cpu, pod.memory_mib / 1024,
                               threshold_of(pod.service, self.args.threshold_ms), self.args.t_r, 0.0)
         return env, masks
