@@ -121,6 +121,8 @@ def run_problems(rows: list[dict]) -> bool:
             print(f"harness: warning: {label}: the load was not kept up: {r.get('sent')} requests sent "
                   f"({r.get('sent_rps')}/s), {r.get('rps')}/s answered, {r.get('timeouts')} timed out and "
                   f"{r.get('unfinished')} unfinished (latency and timeouts count from the send)", file=sys.stderr)
+        for line in r.get("request_log_skipped") or ():
+            print(f"harness: warning: {label}: {line}", file=sys.stderr)
         if r.get("error"):
             print(f"harness: error: {label}: {r['error']}", file=sys.stderr)
             whole = False

@@ -50,20 +50,32 @@ def ok_mask(df):
 
 def read_requests(path: Path):
     """A run's requests (a run directory: every load's log together; or one log file), with their
-    entry service (logs written before loads had entries: empty)."""
+    entry service (logs written before loads had entries: empty). Whole rows only: what a log's
+    writer left cut (it stopped mid-row) is skipped, one line per log in ``df.attrs["skipped"]``."""
+    import io
+
     import pandas as pd
 
+    from harness.results.csvfile import complete_rows, dropped_rows
     from harness.results.rundir import request_files
 
     files = request_files(path) if path.is_dir() else [path]
     if not files:
         raise FileNotFoundError(f"no request log in {path}")
-    frames = [pd.read_csv(f, dtype={"error": "string", "pod": "string", "entry": "string"}, keep_default_na=False)
-              for f in files]
+    frames, skipped = [], []
+    for f in files:
+        text, cut, malformed = complete_rows(f)
+        if (line := dropped_rows(f, cut, malformed)) is not None:
+            skipped.append(line)
+        frames.append(pd.read_csv(io.StringIO(text), dtype={"error": "string", "pod": "string", "entry": "string"},
+                                  keep_default_na=False))
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     if "entry" not in df.columns:
         df["entry"] = ""
-    return df.sort_values("t_send", kind="stable").reset_index(drop=True) if len(frames) > 1 else df
+    if len(frames) > 1:
+        df = df.sort_values("t_send", kind="stable").reset_index(drop=True)
+    df.attrs["skipped"] = skipped
+    return df
 
 
 def in_window(requests, t_start: float, t_end: float, warmup_s: float):

@@ -301,6 +301,8 @@ class RunBase(ABC):
             req = summ.read_requests(self.out.path)
             stats = summ.summarize(req, self.out.t0, t_end, sc.warmup_s, sc.threshold_ms)
             stats["steady_state_errors"] = summ.errors_outside(req, self.out.events, self.out.t0, t_end, sc.warmup_s)
+            if req.attrs.get("skipped"):  # a load's writer stopped mid-row: said, not silently read
+                stats["request_log_skipped"] = req.attrs["skipped"]
             if req.entry.nunique() > 1:  # several entries: each one's latency apart
                 stats["entries"] = {e: summ.summarize(g, self.out.t0, t_end, sc.warmup_s, sc.threshold_ms)
                                     for e, g in req.groupby("entry")}

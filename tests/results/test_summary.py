@@ -66,6 +66,18 @@ def test_the_loads_logs_merge_into_one_requests_csv(tmp_path):
     assert list(df.error) == ["", "", "", "Timeout"]
 
 
+def test_a_request_log_cut_mid_row_is_read_to_its_last_whole_row_and_says_so(tmp_path):
+    from harness.results.summary import read_requests
+
+    head = "t_send,latency_ms,status,bytes,error,pod,entry\n"
+    (tmp_path / "requests.csv").write_text(head + "10.0,5,200,1,,a-1,a\n12.0,5,200,1,,a-1,a\n13.0,9")
+    df = read_requests(tmp_path)
+    assert list(df.t_send) == [10.0, 12.0] and df.latency_ms.dtype.kind in "if"
+    assert len(df.attrs["skipped"]) == 1 and "requests.csv: 1 incomplete row skipped" in df.attrs["skipped"][0]
+    (tmp_path / "requests.csv").write_text(head + "10.0,5,200,1,,a-1,a\n")
+    assert read_requests(tmp_path).attrs["skipped"] == []
+
+
 def test_one_request_cut_short_by_the_end_is_still_keeping_up_and_more_are_not():
     from harness.loadgen import TIMED_OUT, UNFINISHED
 
