@@ -37,19 +37,39 @@ from harness.spec.args import arg
 DEFAULT_MODEL = "models/ds-ppo-hephaestus-local.pt"
 
 
-def site_state(view: ClusterView) -> tuple[Sites, np.ndarray, np.ndarray, list[np.ndarray]]:
-    """(the sites as clusters, allocated cores, allocated GB, each site's node mask) over the up
-    nodes that belong to a site."""
+_STATIC: dict = {}  # (topology, nodes up) -> the sites' fixed parts; one entry: a run has one topology
+
+
+def _static_sites(view: ClusterView) -> tuple[tuple[str, ...], list[np.ndarray], Sites]:
+    """The site names, each site's node mask and the sites (capacity, cost, RTTs) over the up
+    nodes: fixed while the same nodes are up, so made once, not for every request (at a thousand
+    nodes the RTT means alone took seconds per deployment)."""
+    topo, up = view.model.topo, view.up
+    key = (id(topo), up.tobytes())
+    if (hit := _STATIC.get(key)) is not None and hit[0] is topo:
+        return hit[1]
     names = sorted({n.site for n in view.nodes if n.site and n.up})
     if not names:
         raise ValueError("no node of this cluster belongs to a site: admission policies place requests on sites")
     site = np.array([n.site for n in view.nodes], object)
-    masks = [(site == s) & view.up for s in names]
+    masks = [(site == s) & up for s in names]
     total = lambda col, m: float(col[m].sum())  # noqa: E731
     lat = np.array([[0.0 if a is b else float(view.rtt[np.ix_(a, b)].mean()) for b in masks] for a in masks])
     cost = np.array([np.mean([n.cost for n, inside in zip(view.nodes, m) if inside]) for m in masks])
     sites = Sites(tuple(names), np.array([total(view.cap_cpu, m) for m in masks]),
                   np.array([total(view.cap_memory_mib, m) / 1024 for m in masks]), cost, lat)
+    for a in (*masks, sites.cap_cpu, sites.cap_mem, sites.cost, sites.lat):
+        a.flags.writeable = False  # shared by every request of the run
+    _STATIC.clear()
+    _STATIC[key] = (topo, (tuple(names), masks, sites))
+    return tuple(names), masks, sites
+
+
+def site_state(view: ClusterView) -> tuple[Sites, np.ndarray, np.ndarray, list[np.ndarray]]:
+    """(the sites as clusters, allocated cores, allocated GB, each site's node mask) over the up
+    nodes that belong to a site."""
+    _, masks, sites = _static_sites(view)
+    total = lambda col, m: float(col[m].sum())  # noqa: E731
     return sites, np.array([total(view.used_cpu, m) for m in masks]), \
         np.array([total(view.used_memory_mib, m) / 1024 for m in masks]), masks
 
