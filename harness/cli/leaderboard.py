@@ -122,6 +122,10 @@ def leaderboard(
         print(f"harness: error: cell {'/'.join(map(str, key))} {how}: {error}", file=sys.stderr)
     print(f"\n{len(result.rows)} numbers from {out / 'runs'} in {result.seconds:.0f} s: {out / 'leaderboard.csv'}",
           file=sys.stderr if json_out else sys.stdout)
+    if result.played_on:
+        print(f"played on {len(result.played_on)} Ray node{'s' * (len(result.played_on) > 1)}: "
+              + ", ".join(f"{node} {n} cells" for node, n in sorted(result.played_on.items())),
+              file=sys.stderr if json_out else sys.stdout)
     if result.failed:
         raise typer.Exit(1)
 

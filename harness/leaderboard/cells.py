@@ -407,15 +407,22 @@ def _pass(todo: list[Cell], out: Path, model_dir: Path, jobs: int, on_done: Done
     return suspects
 
 
+PLAYED_ON = "played_on"  # a summary's key, in memory only: the Ray node (its IP) that played the cell
+
+
 def play_packed(cell: Cell, model_dir: Path) -> tuple[list[dict], bytes]:
     """``play`` in a folder of its own, its run directories packed (tar) with run_dir relative to
-    it: what a cell sends back from another machine."""
+    it, and each summary's ``played_on`` the Ray node's address: what a cell sends back from
+    another machine."""
+    import ray
+
     _worker_init()
     tmp = Path(tempfile.mkdtemp(prefix="harness-cell-"))
     try:
         summaries = play(cell, tmp, model_dir)
         for s in summaries:
             s["run_dir"] = str(Path(s["run_dir"]).resolve().relative_to(tmp.resolve()))
+            s[PLAYED_ON] = ray.util.get_node_ip_address()
         buf = io.BytesIO()
         with tarfile.open(fileobj=buf, mode="w:gz") as tar:
             tar.add(tmp / "runs", arcname="runs")

@@ -36,6 +36,7 @@ class Sweep:
     not_live: dict[str, str] = field(default_factory=dict)  # track -> why its cells were not played live
     interrupted: bool = False  # stopped by Ctrl-C (SIGTERM, SIGHUP): the tables hold the cells played by then
     left: int = 0  # cells not played (interrupted)
+    played_on: dict[str, int] = field(default_factory=dict)  # on Ray: cells per node (its address) this part
 
 
 class Interrupted(KeyboardInterrupt):
@@ -101,6 +102,8 @@ def _run(file, board, out, seeds, jobs, model_dir, on_progress, ray, mode, clust
         else:
             for s in summaries:  # run directories relative to the results folder: the folder moves whole
                 s["run_dir"] = str(Path(s["run_dir"]).resolve().relative_to(out.resolve()))
+            if (node := summaries[0].get(cl.PLAYED_ON) if summaries else None) is not None:
+                sweep.played_on[node] = sweep.played_on.get(node, 0) + 1
             sweep.rows += tables.long_rows(cell, summaries)
             if cell in live_set or time.monotonic() - saved[0] > CHECKPOINT_S:
                 tables.write_long(sweep.rows, out, parquet=False)
@@ -215,6 +218,7 @@ def write(sweep: Sweep, file: Path, out: Path, seeds: int, jobs: int, ray: str |
     tables.write_coverage(sweep.board, sweep.coverage, sweep.failed, out)
     meta = {"file": str(file), "name": sweep.board.name, "version": sweep.board.version,
             "git_commit": shipped.commit(), "seeds": seeds, "jobs": jobs, "executor": ray and f"ray:{ray}" or "pool",
+            "cells_per_node": dict(sorted(sweep.played_on.items())) if ray else None,
             "argv": sys.argv,
             "wall_s": round(sweep.seconds, 1), "parts": sweep.parts, "rows": len(sweep.rows), "mode": sweep.mode,
             "not_live": sweep.not_live, "sim_live_spearman": tables.agreement(sweep.board, sweep.rows)

@@ -44,3 +44,11 @@ def test_reread_of_a_folder_that_is_no_open_loop_session_is_one_line(tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0 and "not a studies.fidelity.open_loop output" in r.stderr
+
+
+def test_the_scale_tracks_files_are_what_their_generator_writes_now():
+    """``scenarios/scale/`` is ``studies.scale.continua``'s output: a change to a generator that
+    moves them fails here (regenerate, and bump leaderboards/scale.yaml's version)."""
+    from studies.scale.continua import stale
+
+    assert stale() == []
