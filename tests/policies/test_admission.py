@@ -93,6 +93,18 @@ def test_a_site_whose_room_is_in_pieces_is_not_open_to_a_pod_no_node_of_it_holds
     assert two.action_masks()[fog] and not three.action_masks()[fog]
 
 
+def test_a_sites_room_counts_only_the_nodes_a_service_may_use(empty):
+    """With node affinity to fog-a alone and one pod per node, fog holds one pod of ditto-things
+    however much room fog-b has: two are not a fit there."""
+    app = empty.app.model_copy(deep=True)
+    spec = app.services["ditto-things"]
+    spec.node_affinity, spec.pod_antiaffinity = ["fog-a"], True
+    view = ClusterView.build(app, empty.model, list(empty.up), [])
+    fog = site_state(view)[0].names.index("fog")
+    one, two = (build("binpack-greedy").world(view, request(k, cpu=0.2))[0] for k in (1, 2))
+    assert one.action_masks()[fog] and not two.action_masks()[fog]
+
+
 def test_a_batch_of_services_is_one_request_per_service(empty):
     pods = request(2, service="adapter-http") + request(2, service="ditto-gateway")
     nodes = build("binpack-greedy").place(empty, pods)

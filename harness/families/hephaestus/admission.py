@@ -132,6 +132,9 @@ class SiteAdmission(Policy):
         cpu, mem, fill = max(pod.cpu, EPS), max(pod.memory_mib, EPS), env.cfg.fill
         each = np.floor(np.minimum((view.cap_cpu - view.used_cpu + EPS) / cpu,
                                    (view.cap_memory_mib - view.used_memory_mib + EPS) / mem)).clip(0)
+        each = np.where(view.allowed(pod.service), each, 0.0)  # the service's affinity, as its scheduler keeps it
+        if view.app.services[pod.service].pod_antiaffinity:
+            each = np.minimum(each, 1.0)  # one of its pods per node
         held = np.array([each[m].sum() for m in masks])
         summed = np.floor(np.minimum((fill * sites.cap_cpu - alloc_cpu + EPS) / cpu,
                                      (fill * sites.cap_mem - alloc_mem) * 1024 / mem + EPS))
