@@ -26,6 +26,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -67,16 +68,26 @@ def _stop(proc: subprocess.Popen) -> None:
             proc.wait(timeout=5)
 
 
-def _nodes_alive(address: str) -> int:
+def _cpus_up(address: str) -> int:
+    """The CPUs of the cluster's live nodes, as a driver sees them (0 while it cannot connect)."""
     code = ("import ray; ray.init(address=%r, log_to_driver=False, configure_logging=False); "
-            "print(sum(n['Alive'] for n in ray.nodes()))" % address)
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                       env=dict(os.environ, RAY_AUTH_MODE="disabled"))
+            "print(int(sum(n['Resources'].get('CPU', 0) for n in ray.nodes() if n['Alive'])))" % address)
+    try:
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, RAY_AUTH_MODE="disabled"))
+    except subprocess.TimeoutExpired:
+        return 0
     return int(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 and r.stdout.strip() else 0
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("", 0))
+        return s.getsockname()[1]
+
+
 @contextlib.contextmanager
-def two_nodes(work: Path, timeout_s: float = 60.0, subnet: str = SUBNET, port: int = PORT, netns: str = NETNS,
+def two_nodes(work: Path, timeout_s: float = 180.0, subnet: str = SUBNET, port: int = PORT, netns: str = NETNS,
               veth: tuple[str, str] = VETH):
     """A Ray cluster of two nodes, the head on the host, node b in network namespace ``netns``
     (``subnet``.1 and .2 over the ``veth`` pair); yields the head's address once both are up;
@@ -106,17 +117,21 @@ def two_nodes(work: Path, timeout_s: float = 60.0, subnet: str = SUBNET, port: i
         deadline = time.monotonic() + timeout_s
 
         def wait_for(n: int) -> None:
-            while _nodes_alive(address) < n:
+            while _cpus_up(address) < n:
                 if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
                     raise RuntimeError(f"{n} Ray node(s) not up in {timeout_s:.0f} s; see {work}/ray-*.log")
                 time.sleep(1)
 
-        procs.append(_start_node(["--head", "--node-ip-address", head_ip, "--port", str(port),
-                                  "--include-dashboard", "false"], None, temp("head"), work / "ray-head.log"))
+        # the head's other listening ports drawn free, so a local Ray instance beside it (tests) does not clash
+        procs.append(_start_node(["--head", "--node-ip-address", head_ip, "--port", str(port), "--include-dashboard",
+                                  "false", "--dashboard-agent-listen-port",
+                                  str(_free_port()), "--metrics-export-port", str(_free_port())], None, temp("head"),
+                                 work / "ray-head.log"))
         wait_for(1)
         procs.append(_start_node(["--address", address, "--node-ip-address", b_ip], netns, temp("b"),
                                  work / "ray-b.log"))
         wait_for(2)
+        time.sleep(2)  # the head's scheduler learns node b's CPU from the GCS a moment after the driver does
         yield address
     finally:
         for p in reversed(procs):
