@@ -106,7 +106,6 @@ def app(services: int, seed: int = 0, name: str = "generated", pods: int | None 
                 calls.append([])
                 (leaves if rng.random() < shape.leaf else frontier).append(callee)
             calls[caller].append(callee)
-    hot_set = set(hot)
     names = [f"s{i}" for i in range(services)]
     prob = _probabilities(rng, calls, shape.branching)
     trials = np.clip(np.round(rng.lognormal(math.log(shape.trials_median), shape.trials_sigma, services)), 1,
@@ -132,7 +131,7 @@ def app(services: int, seed: int = 0, name: str = "generated", pods: int | None 
             if not g["probabilities"]:
                 del g["probabilities"]
     description = (f"generated (harness.generators.callgraph, seed {seed}): {services} services, "
-                   f"{len(hot_set)} hot spots, {pods} pods; Alibaba-shaped call graph")
+                   f"{len(hot)} hot spots, {pods} pods; Alibaba-shaped call graph")
     return {"name": name, "description": description, "gateway": names[0], "services": out}
 
 
@@ -207,12 +206,21 @@ def _loader(trials: int) -> dict:
             "sleep_stress": {"run": False, "sleep_time": 0.01}, "mean_response_size": 1}
 
 
-def visits(doc: dict) -> dict[str, float]:
-    """Each service's expected visits per request at the gateway, from a (wrapped) workmodel's
-    call probabilities and groups (a group calling seq_len of its k services: seq_len / k each)."""
+def _graph(doc: dict) -> tuple[list[str], dict[str, int], list[list[int]]]:
+    """A (wrapped) workmodel's services, their indices and each one's callees (indices)."""
     names = list(doc["services"])
     index = {n: i for i, n in enumerate(names)}
     calls = [[index[c] for g in doc["services"][n].get("external_services", []) for c in g["services"]] for n in names]
+    return names, index, calls
+
+
+def visits(doc: dict) -> dict[str, float]:
+    """Each service's expected visits per request at the gateway, from a (wrapped) workmodel's
+    call probabilities and groups (a group calling seq_len of its k services: seq_len / k each)."""
+    return _visits_of(doc, *_graph(doc))
+
+
+def _visits_of(doc: dict, names: list[str], index: dict[str, int], calls: list[list[int]]) -> dict[str, float]:
     prob = {(index[n], index[c]): g.get("probabilities", {}).get(c, 1.0) * min(g["seq_len"], len(g["services"]))
             / len(g["services"]) for n in names for g in doc["services"][n].get("external_services", [])
             for c in g["services"]}
@@ -223,9 +231,7 @@ def stats(doc: dict) -> dict:
     """What a (wrapped) workmodel's call graph is: services, calls, the share of callers with 5 or
     more callees, of services with an in-degree of one (of those called), the largest in-degree,
     the depth (longest call chain from the gateway), and the expected services one request visits."""
-    names = list(doc["services"])
-    index = {n: i for i, n in enumerate(names)}
-    calls = [[index[c] for g in doc["services"][n].get("external_services", []) for c in g["services"]] for n in names]
+    names, index, calls = _graph(doc)
     indeg = np.zeros(len(names), dtype=int)
     for cs in calls:
         for c in cs:
@@ -241,5 +247,5 @@ def stats(doc: dict) -> dict:
             "max_fanout": max(callers, default=0),
             "in_degree_one": float(np.mean(called == 1)) if len(called) else 0.0,
             "max_in_degree": int(indeg.max()), "depth": int(depth[index[doc["gateway"]]]),
-            "visits_per_request": float(sum(visits(doc).values())),
+            "visits_per_request": float(sum(_visits_of(doc, names, index, calls).values())),
             "pods": int(sum(s.get("replicas", 1) for s in doc["services"].values()))}

@@ -26,6 +26,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harness.results.csvfile import write_rows
+
 SCENARIOS = ("node-failure", "latency-shift", "traffic-surge", "replica-cycles", "two-apps")
 NEW_FIELDS = ("lifecycle", "rtt_sd_ms")  # what issue 63's simulator reads from a profile
 CARD = ("p95_error", "under_error", "ks", "ks_shape", "kendall_tau", "kendall_tau_p95", "sim_p95", "live_p95",
@@ -87,10 +89,8 @@ def main(argv: list[str] | None = None) -> int:
                 for r in csv.DictReader(f):
                     rows.append({"scenario": scenario, "policy": r["policy"], "simulator": which,
                                  **{k: r.get(k, "") for k in CARD}})
-    with open(out / "grid.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["scenario", "policy", "simulator", *CARD])
-        w.writeheader()
-        w.writerows(rows)
+    if rows:
+        write_rows(out / "grid.csv", rows)
     print(f"\n{'scenario':16} {'policy':12} {'p95 err before→after':>22} {'under err':>18} {'KS':>14} {'τ':>10}")
     key = {(r["scenario"], r["policy"], r["simulator"]): r for r in rows}
     for s, p in dict.fromkeys((r["scenario"], r["policy"]) for r in rows):
