@@ -230,24 +230,9 @@ class Inventory(BaseModel):
                 return self.rtt_ms[key]
         raise KeyError(f"{a}-{b}")
 
-    def _link_value(self, a: Node, b: Node, attr: str) -> float | None:
-        """The most specific link that covers the pair and sets ``attr``."""
-        best = None
-        for link in self.links:
-            value = getattr(link, attr)
-            if value is None:
-                continue
-            kind, (x, y) = link.scope
-            have = {"nodes": (a.name, b.name), "sites": (a.site, b.site),
-                    "tiers": (self.node_type(a).tier, self.node_type(b).tier)}[kind]
-            if {x, y} == set(have) and (x != y or have[0] == have[1]) and \
-                    (best is None or SPECIFICITY[kind] < best[0]):
-                best = (SPECIFICITY[kind], value)
-        return None if best is None else best[1]
-
     def link_values(self, attr: str) -> dict[str, dict[tuple[str, str], float]]:
         """Per scope (nodes, sites, tiers), what the links that set ``attr`` give each pair they
-        name (sorted), the first link of a pair winning as in ``_link_value``: one look-up a pair."""
+        name (sorted), the first link of a pair winning: one look-up a pair."""
         out: dict[str, dict[tuple[str, str], float]] = {"nodes": {}, "sites": {}, "tiers": {}}
         for link in self.links:
             value = getattr(link, attr)
@@ -257,16 +242,18 @@ class Inventory(BaseModel):
         return out
 
     def _indexed_value(self, index: dict, a: Node, b: Node) -> float | None:
-        """``_link_value`` through ``link_values``' index."""
+        """The most specific link of ``index`` (``link_values``) that covers the pair: its node
+        link, else its site link, else its tier link; None when none does."""
         for kind, have in (("nodes", (a.name, b.name)), ("sites", (a.site, b.site)),
                            ("tiers", (self.node_type(a).tier, self.node_type(b).tier))):
             if None not in have and (v := index[kind].get(tuple(sorted(have)))) is not None:
                 return v
         return None
 
-    def pair_rtt(self, a: Node, b: Node) -> float:
-        """A node pair's RTT: its node link, else its site link, else its tiers' rtt_ms (KeyError)."""
-        v = self._link_value(a, b, "rtt_ms")
+    def pair_rtt(self, a: Node, b: Node, index: dict | None = None) -> float:
+        """A node pair's RTT: its node link, else its site link, else its tiers' rtt_ms (KeyError);
+        ``index``: ``link_values("rtt_ms")`` made once for many pairs."""
+        v = self._indexed_value(index if index is not None else self.link_values("rtt_ms"), a, b)
         return v if v is not None else self.tier_rtt(self.node_type(a).tier, self.node_type(b).tier)
 
     def rtt_groups(self) -> GroupedRTT:
@@ -288,8 +275,7 @@ class Inventory(BaseModel):
             group.append(keys[key])
 
         def rtt(a: Node, b: Node) -> float:
-            v = self._indexed_value(index, a, b)
-            return v if v is not None else self.tier_rtt(self.node_type(a).tier, self.node_type(b).tier)
+            return self.pair_rtt(a, b, index)
 
         def within(g: list[Node]) -> float:
             """Two distinct nodes of one group (a group of one has no such pair: any number does)."""
@@ -381,9 +367,10 @@ def _check_every_pair_has_a_latency(inv: Inventory, source: str) -> None:
                 continue
             except KeyError:
                 pass
+            index = inv.link_values("rtt_ms")
             for k, a in enumerate(by_tier[ta]):
                 for b in (by_tier[tb][k + 1:] if ta == tb else by_tier[tb]):
-                    if inv._link_value(a, b, "rtt_ms") is None:
+                    if inv._indexed_value(index, a, b) is None:
                         raise UserError(f"no latency between tiers {ta!r} and {tb!r} (nodes {a.name} and {b.name}); "
                                         f"add '{ta}-{tb}: <ms>' or a link", source=source, field="rtt_ms")
 

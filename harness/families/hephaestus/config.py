@@ -83,7 +83,8 @@ def sites_of(inventory) -> Sites:
                         "(give nodes a 'site')", source=str(inventory), field="nodes")
     names = tuple(sorted(nodes))
     typ = inv.node_type
-    lat = np.array([[0.0 if a == b else float(np.mean([inv.pair_rtt(x, y) for x in nodes[a] for y in nodes[b]]))
+    index = inv.link_values("rtt_ms")
+    lat = np.array([[0.0 if a == b else float(np.mean([inv.pair_rtt(x, y, index) for x in nodes[a] for y in nodes[b]]))
                      for b in names] for a in names])
     return Sites(names, np.array([sum(typ(n).cpus for n in nodes[s]) for s in names], float),
                  np.array([sum(typ(n).memory_gb for n in nodes[s]) for s in names], float),
