@@ -36,6 +36,11 @@ def evaluate(
                                         "or a move's old copy) still holds its node's room, as Kubernetes' graceful "
                                         "deletion does (about 2 s for a process that exits on SIGTERM; 0: the profile's "
                                         "measured stop time per node type, at once without one)."),
+    variability: str = typer.Option("drawn", "--variability",
+                                    help="drawn: each request draws its job times, route and RTTs and each pod its "
+                                    "start and stop times, from the profile's measured spreads; means: every request "
+                                    "at its placement's mean and pods at once (the simulator before it predicted "
+                                    "tails: the seeds of a closed loop are then one run)."),
     policies: Optional[str] = typer.Option(None, "--policies", hidden=True, help="--policy, by its old name."),
     # the sweep's options, from when evaluate without a scenario was the sweep: refused with where it went
     pods: Optional[str] = typer.Option(None, "--pods", hidden=True),
@@ -62,14 +67,17 @@ def evaluate(
     if scenario is None:
         raise UserError("give a SCENARIO to play in simulation (REACH's Fig. 8 sweep, which evaluate ran without "
                         "one, is its own command now: harness sweep --app A.json --profile P.json)", field="SCENARIO")
+    if variability not in ("drawn", "means"):
+        raise UserError(f"--variability is drawn or means, not {variability!r}", field="--variability")
     names = opt.renamed(ctx, "policy", "policies")
     _evaluate_scenario(scenario, names, seeds, seed, inventory, app_file, profile, model_dir, out, terminating_s,
-                       json_out, gap_time_limit)
+                       json_out, gap_time_limit, variability)
 
 
 def _evaluate_scenario(scenario: str, policies: str, seeds: int, first_seed: int, inventory: Optional[Path],
                        app_file: Optional[Path], profile: Optional[Path], model_dir: Path, out: Path,
-                       terminating_s: float = 0.0, json_out: bool = False, gap_time_limit: float = 0.0) -> None:
+                       terminating_s: float = 0.0, json_out: bool = False, gap_time_limit: float = 0.0,
+                       variability: str = "drawn") -> None:
     from harness.cli.output import console as make_console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -100,7 +108,7 @@ def _evaluate_scenario(scenario: str, policies: str, seeds: int, first_seed: int
             console.print(f"  {run_label(s['policy'], s['seed'])}: mean {fmt(s.get('mean_ms'))} ms, p95 "
                           f"{fmt(s.get('p95_ms'))} ms, {s.get('requests', 0)} requests, {s.get('errors', 0)} errors, {s['moves']} moves")
         rows = run_simulated(state, session, seeds, first_seed, on_done=done, terminating_s=terminating_s,
-                             gap_time_limit_s=gap_time_limit)
+                             gap_time_limit_s=gap_time_limit, variability=variability)
     if json_out:
         from harness.cli.output import print_json
 

@@ -48,6 +48,7 @@ class Plan:
     policy: Policy
     seed: int = 0  # what the run draws from: the load generator's arrivals, the simulated loads (harness.seeds)
     gap_time_limit_s: float = 0.0  # > 0: paper 003's problem gets its optimality gap (HiGHS, this budget)
+    variability: str = "drawn"  # simulation: "drawn" per request and pod (sim.variability), or "means" only
 
 
 class RunBase(ABC):

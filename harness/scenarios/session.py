@@ -228,14 +228,16 @@ def done(rows: list[dict], summary: dict, out: RunDir, session: Session, on_done
 
 def run_simulated(state, session: Session, seeds: int, first_seed: int = 0,
                   on_done: Callable[[dict], None] | None = None, terminating_s: float = 0.0,
-                  gap_time_limit_s: float = 0.0) -> list[dict]:
+                  gap_time_limit_s: float = 0.0, variability: str = "drawn") -> list[dict]:
     """The session's scenario played in simulation (``harness.scenarios.simrun``) for each seed
     (``seeds`` of them from ``first_seed``: ``harness.seeds.seed_list``) and policy, on the testbed
     ``state`` describes (``harness.testbed.simulated.simulated_state``): one run directory per
     policy and seed (``<policy>-s<seed>``), the same files and summary as a live run's, and the
     comparison beside them. Seed k gives every policy the same arrivals.
     ``terminating_s``: how long a stopped pod holds its room (``SimCluster``); ``gap_time_limit_s``:
-    paper 003's problem gets each run's optimality gap (``harness.families.rollout.cost_delay.score``)."""
+    paper 003's problem gets each run's optimality gap (``harness.families.rollout.cost_delay.score``);
+    ``variability``: "drawn" (each request and pod its own draw: ``harness.sim.variability``) or
+    "means" (every request at its placement's mean, pods at once: seeds of a closed loop alike)."""
     import yaml
 
     from harness.scenarios.simrun import SimRun
@@ -249,6 +251,6 @@ def run_simulated(state, session: Session, seeds: int, first_seed: int = 0,
         for name, policy in session.policies.items():
             out = new_run_dir(session, name, policy, seed, testbed)
             plan = Plan(session.scenario, session.app, session.profile, state, name, policy, seed=seed,
-                        gap_time_limit_s=gap_time_limit_s)
+                        gap_time_limit_s=gap_time_limit_s, variability=variability)
             done(rows, SimRun(SimCluster(state, terminating_s), plan, out).run(), out, session, on_done)
     return rows

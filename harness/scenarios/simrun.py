@@ -133,16 +133,19 @@ class SimRun(RunBase):
         self.intervals: list[Interval] = []
         self._queue: list = []
         self._tie = itertools.count()
-        # each request's own job times around the profile's means and, where measured, its own RTTs
-        # (sim.variability), seeded by the run's seed: jobs and links each from a stream of their own
-        self.job_cv = cv_matrix(self.view.model, plan.profile)
-        links = link_sd(self.view.model, plan.profile)
+        # each request's own job times, route and (where measured) RTTs around the profile's means
+        # (sim.variability), seeded by the run's seed, each from a stream of its own; "means": none
+        drawn = plan.variability != "means"
+        profile = plan.profile if drawn else None
+        self.job_cv = cv_matrix(self.view.model, profile)
+        links = link_sd(self.view.model, profile)
         self.link_sd = links if any(bool((a > 0).any()) for a in links) else None
         self.spread = RequestSpread(self.job_cv, np.random.default_rng([plan.seed or 0, 0x5EED]), links=self.link_sd,
-                                    link_rng=np.random.default_rng([plan.seed or 0, 0x5EED, 2]))
+                                    link_rng=np.random.default_rng([plan.seed or 0, 0x5EED, 2]), routes=drawn,
+                                    route_rng=np.random.default_rng([plan.seed or 0, 0x5EED, 4]))
         self._ratios: dict[int, list[float]] = {}
         # each pod's start and stop drawn from the profile's lifecycle (sim.lifecycle); none: at once
-        self.pod_clock = PodClock(plan.profile, np.random.default_rng([plan.seed or 0, 0x5EED, 3]))
+        self.pod_clock = PodClock(profile, np.random.default_rng([plan.seed or 0, 0x5EED, 3]))
         cluster.sleep_until = self.sleep_until
         if self.pod_clock.measured:
             types = {n.name: n.type for n in plan.state.nodes}
@@ -416,6 +419,10 @@ class SimRun(RunBase):
         else:
             base["assumptions"]["cluster"] = (f"pods start at once; a pod stopped holds its node's room for "
                                               f"{self.cluster.terminating_s:g} s")
+        base["assumptions"]["requests"] = (
+            "each request at its placement's mean (--variability means)" if self.plan.variability == "means" else
+            "each request draws its job times (the profile's spread per node type), its route (one replica per "
+            "service, in proportion to the replicas per node) and, where the profile measured it, its RTTs")
         stats, _ = self.request_stats(t_end)
         base.update(stats)
         base["metrics"] = self.placement_metrics(t_end)

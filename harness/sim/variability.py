@@ -10,6 +10,13 @@ with its own draw of every job time (``ratios``: the draw's D_msa over the mean'
 closed loop under load each request takes the queueing model's mean for the users running times
 that ratio; an open loop's replay (``sim.trace_replay``) draws each job's time itself.
 
+A request also takes its own route (``route_draws``): where a service has replicas on several
+nodes, each request runs on one of them, drawn in proportion to the replicas there (as a proxy
+picking an endpoint at random), not on the placement's mean over them. Live, requests entering at
+a slow front end's replica are slow all the way; the mean over replicas is a narrower spread than
+users see. One replica per service and request: a service called twice in a request is served by
+the same replica both times (a simplification; the replay routes each call).
+
 The network the same way (``link_sd``): where the profile measured each link's RTT spread
 (``Profile.rtt_sd_ms``, the standard deviation of its pings), a request's round trip on a link
 is drawn from a gamma distribution with the model's RTT as its mean and that standard deviation
@@ -99,23 +106,47 @@ def job_factors(rng: np.random.Generator, cv: np.ndarray, size: tuple[int, ...] 
     return np.where(cv > 0, draws, 1.0)
 
 
+def route_draws(rng: np.random.Generator, X: np.ndarray, n: int) -> np.ndarray:
+    """``n`` requests' routes through placement ``X`` (S, N): (n, S, N), each service's row one
+    replica, on a node drawn with probability X[s, node] / X[s].sum()."""
+    X = np.asarray(X, float)
+    cum = np.cumsum(X / X.sum(axis=1, keepdims=True), axis=1)
+    cum[:, -1] = 1.0  # no draw falls past the last node for rounding
+    picks = (rng.random((n, X.shape[0]))[..., None] >= cum[None]).sum(axis=2)
+    out = np.zeros((n, *X.shape))
+    np.put_along_axis(out, picks[..., None], 1.0, axis=2)
+    return out
+
+
+def spread_over_nodes(X: np.ndarray) -> bool:
+    """Whether some service of placement ``X`` has replicas on more than one node (else every
+    request takes the same route)."""
+    return bool(((np.asarray(X) > 0).sum(axis=1) > 1).any())
+
+
 class RequestSpread:
-    """Each request's latency relative to the placement's mean: D_msa with its own job times, and
-    with its own RTTs where ``links`` (``link_sd``) measured a spread (drawn from ``link_rng``)."""
+    """Each request's latency relative to the placement's mean: D_msa with its own job times, its
+    own route where ``routes`` (drawn from ``route_rng``), and its own RTTs where ``links``
+    (``link_sd``) measured a spread (drawn from ``link_rng``). Each from a stream of its own, so
+    that the job times drawn for a seed are the same with or without the others."""
 
     CHUNK = 512
     CELLS = 2_000_000  # RTTs drawn at once at most: a large inventory's N² per request is taken in smaller chunks
 
     def __init__(self, cv: np.ndarray, rng: np.random.Generator, links: tuple[np.ndarray, np.ndarray] | None = None,
-                 link_rng: np.random.Generator | None = None):
+                 link_rng: np.random.Generator | None = None, routes: bool = True,
+                 route_rng: np.random.Generator | None = None):
         self.cv, self.rng = cv, rng
         self.links = links if links is not None and any(bool((a > 0).any()) for a in links) else None
         self.link_rng = link_rng if link_rng is not None else np.random.default_rng()
+        self.routes = routes
+        self.route_rng = route_rng if route_rng is not None else np.random.default_rng()
         self.any = bool((cv > 0).any()) or self.links is not None
 
     def ratios(self, model: LatencyModel, X: np.ndarray, n: int) -> np.ndarray:
         """``n`` ratios (mean about 1) of a request's latency to the model's for placement ``X``."""
-        if not self.any or n == 0:
+        routed = self.routes and spread_over_nodes(X)
+        if not (self.any or routed) or n == 0:
             return np.ones(n)
         base = float(model.latency(X)[0])
         chunk = self.CHUNK if self.links is None else max(1, min(self.CHUNK, self.CELLS // max(1, model.D.size)))
@@ -124,5 +155,6 @@ class RequestSpread:
             m = min(chunk, n - k)
             E = model.E[None] * job_factors(self.rng, self.cv, (m,))
             links = None if self.links is None else link_draws(self.link_rng, model, self.links, m)
-            out.append(model.terms(np.repeat(np.asarray(X, float)[None], m, axis=0), E=E, links=links)["D_msa"] / base)
+            Xs = route_draws(self.route_rng, X, m) if routed else np.repeat(np.asarray(X, float)[None], m, axis=0)
+            out.append(model.terms(Xs, E=E, links=links)["D_msa"] / base)
         return np.concatenate(out)

@@ -1,7 +1,7 @@
 """The validation grid: scenarios played live and in simulation with the same policies and seeds,
-and the simulator's error on each, before (the profile's means only: today's simulator on a
-profile without ``lifecycle`` and ``rtt_sd_ms``) and after (the measured pod start/stop times and
-RTT spread drawn per pod and per request).
+and the simulator's error on each, before (``--variability means``: every request at its
+placement's mean, pods at once, as the simulator was) and after (each request's job times, route
+and RTTs and each pod's start and stop drawn from the calibrated profile).
 
     .venv/bin/python -m studies.fidelity.grid --profiles DIR [--scenarios node-failure,...]
         [--policies default,cloud-first] [--repeats 3] [--out results/fidelity-grid]
@@ -9,9 +9,8 @@ RTT spread drawn per pod and per request).
 DIR holds calibrated profiles of the scenarios' apps on the provisioned testbed (``harness
 calibrate --app workloads/<app>.json --out DIR`` writes ``<app>.<testbed>.calibrated.json``, with
 the measured lifecycle and RTT spread). Per scenario: ``harness run`` (live, the policies taking
-turns within each seed), ``harness evaluate`` with those profiles (after) and with the same
-profiles stripped of the two fields (before), then ``harness report`` of the live runs with each
-simulation: its fidelity card (``sim_vs_live.csv``: p95 error, under-threshold error, KS distance,
+turns within each seed), ``harness evaluate`` with those profiles, drawn (after) and at the
+means (before), then ``harness report`` of the live runs with each simulation: its fidelity card (``sim_vs_live.csv``: p95 error, under-threshold error, KS distance,
 Kendall's τ). Writes ``grid.csv`` (a row per scenario, policy and simulator) and prints the
 before/after table. Each step is skipped when its folder is already complete, so a stopped grid
 goes on where it stopped.
@@ -29,21 +28,17 @@ from pathlib import Path
 from harness.results.csvfile import write_rows
 
 SCENARIOS = ("node-failure", "latency-shift", "traffic-surge", "replica-cycles", "two-apps")
-NEW_FIELDS = ("lifecycle", "rtt_sd_ms")  # what issue 63's simulator reads from a profile
 CARD = ("p95_error", "under_error", "ks", "ks_shape", "kendall_tau", "kendall_tau_p95", "sim_p95", "live_p95",
         "sim_under_threshold", "live_under_threshold", "sim_runs", "live_runs")
 
 
-def profiles_dir(source: Path, out: Path, strip: bool) -> Path:
+def profiles_dir(source: Path, out: Path) -> Path:
     """``out/profiles/<app>.<testbed>.json`` from each calibrated profile in ``source`` (what
-    harness reads first from the folder it runs in); ``strip``: without the new fields."""
+    harness reads first from the folder it runs in)."""
     folder = out / "profiles"
     folder.mkdir(parents=True, exist_ok=True)
     for f in sorted(source.glob("*.calibrated.json")):
-        doc = json.loads(f.read_text())
-        for key in NEW_FIELDS if strip else ():
-            doc.pop(key, None)
-        (folder / f.name.replace(".calibrated.json", ".json")).write_text(json.dumps(doc, indent=1))
+        (folder / f.name.replace(".calibrated.json", ".json")).write_text(f.read_text())
     return out
 
 
@@ -52,10 +47,14 @@ def harness(args: list[str], cwd: Path) -> None:
     subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, check=True)
 
 
-def session(folder: Path) -> Path | None:
-    """The one session folder harness wrote into ``folder``, when it finished (its comparison.csv)."""
-    done = [d for d in folder.glob("*/comparison.csv")] if folder.exists() else []
-    return done[0].parent if done else None
+def session(folder: Path, runs: int) -> Path | None:
+    """The one session folder harness wrote into ``folder`` when it finished: its comparison.csv
+    has ``runs`` rows (a run stopped part-way writes the rows it has)."""
+    for f in folder.glob("*/comparison.csv") if folder.exists() else []:
+        with open(f) as rows:
+            if sum(1 for _ in csv.DictReader(rows)) >= runs:
+                return f.parent
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,21 +66,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("results/fidelity-grid"))
     args = parser.parse_args(argv)
     out = args.out.resolve()
-    after = profiles_dir(args.profiles.resolve(), out / "after", strip=False)
-    before = profiles_dir(args.profiles.resolve(), out / "before", strip=True)
+    cwd = profiles_dir(args.profiles.resolve(), out / "after")
+    runs = args.repeats * len(args.policies.split(","))
     rows = []
     for scenario in args.scenarios.split(","):
-        live = session(out / scenario / "live")
+        live = session(out / scenario / "live", runs)
         if live is None:
             harness(["run", scenario, "--policy", args.policies, "--seeds", str(args.repeats),
-                     "--out", str(out / scenario / "live")], cwd=after)
-            live = session(out / scenario / "live")
-        for which, cwd in (("before", before), ("after", after)):
-            sim = session(out / scenario / f"sim-{which}")
+                     "--out", str(out / scenario / "live")], cwd=cwd)
+            live = session(out / scenario / "live", runs)
+        for which, variability in (("before", "means"), ("after", "drawn")):
+            sim = session(out / scenario / f"sim-{which}", runs)
             if sim is None:
                 harness(["evaluate", scenario, "--policy", args.policies, "--seeds", str(args.repeats),
-                         "--out", str(out / scenario / f"sim-{which}")], cwd=cwd)
-                sim = session(out / scenario / f"sim-{which}")
+                         "--variability", variability, "--out", str(out / scenario / f"sim-{which}")], cwd=cwd)
+                sim = session(out / scenario / f"sim-{which}", runs)
             report = out / scenario / f"report-{which}"
             if not (report / "sim_vs_live.csv").exists():
                 harness(["report", str(live), str(sim), "--out", str(report)], cwd=cwd)

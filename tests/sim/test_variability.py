@@ -1,5 +1,6 @@
-"""Each simulated request draws its own job times around the profile's means: seeds differ, the
-p95 is above the mean, and a profile that measured no spread gives the old, exact runs."""
+"""Each simulated request draws its own job times around the profile's means, its own route over
+the replicas' nodes and its own RTTs: seeds differ, the p95 is above the mean, and ``--variability
+means`` gives the old, exact runs."""
 
 import json
 import subprocess
@@ -52,7 +53,11 @@ def test_seeds_of_a_closed_loop_differ_and_p95_is_above_the_mean(tmp_path):
     assert all(s["p95_ms"] > s["mean_ms"] for s in runs)
 
 
-def test_a_profile_without_spread_gives_the_models_mean_to_every_request(tmp_path):
+def test_means_only_gives_one_run_for_every_seed_and_a_flat_profile_still_routes(tmp_path):
+    """``--variability means``: every request at its placement's mean, the seeds one run. A profile
+    that measured no spread still spreads requests over the replicas' nodes (their routes)."""
+    means = _evaluate(tmp_path / "means", "--variability", "means")
+    assert len({s["mean_ms"] for s in means}) == 1 and len({s["p95_ms"] for s in means}) == 1
     p = json.loads(open("profiles/chain.reach-local.json").read())
     for by_type in p["services"].values():
         for t in by_type.values():
@@ -60,7 +65,33 @@ def test_a_profile_without_spread_gives_the_models_mean_to_every_request(tmp_pat
     flat = tmp_path / "flat.json"
     flat.write_text(json.dumps(p))
     runs = _evaluate(tmp_path / "out", "--profile", str(flat))
-    assert len({s["mean_ms"] for s in runs}) == 1
+    assert len({s["mean_ms"] for s in runs}) == 3 and all(s["p95_ms"] > s["mean_ms"] for s in runs)
+
+
+# ---------------------------------------------------------------- each request's route
+def test_a_request_runs_on_one_replica_per_service_drawn_in_proportion():
+    from harness.sim.variability import route_draws
+
+    X = np.array([[3.0, 1.0, 0.0], [0.0, 0.0, 2.0]])
+    routes = route_draws(np.random.default_rng(0), X, 40_000)
+    assert routes.shape == (40_000, 2, 3) and np.all(routes.sum(axis=2) == 1)
+    assert np.allclose(routes.mean(axis=0), X / X.sum(axis=1, keepdims=True), atol=0.01)
+
+
+def test_replicas_on_several_nodes_spread_requests_where_one_node_does_not():
+    model = default_model("workloads/chain.json", "profiles/chain.reach-local.json")
+    none = np.zeros((model.S, len(model.topo.nodes)))
+    one = np.zeros_like(none)
+    one[:, 0] = 2  # two replicas of each service, one node: one route
+    assert np.all(RequestSpread(none, np.random.default_rng(1)).ratios(model, one, 50) == 1.0)
+    two = np.zeros_like(none)
+    two[:, [0, 2]] = 1  # a cloud and an edge replica of each service
+    r = RequestSpread(none, np.random.default_rng(1), route_rng=np.random.default_rng(2)).ratios(model, two, 4000)
+    assert r.std() > 0.05 and r.min() < 1 < r.max()
+    assert np.all(RequestSpread(none, np.random.default_rng(1), routes=False).ratios(model, two, 50) == 1.0)
+    # a route is a placement of one replica per service: its ratio is that placement's D_msa over the mean's
+    picked = np.unique(np.round(r, 9))
+    assert len(picked) <= 2 ** model.S
 
 
 # ---------------------------------------------------------------- the network's jitter
@@ -118,16 +149,3 @@ def test_jitter_alone_spreads_requests_and_leaves_the_job_draws_as_they_were():
     assert np.array_equal(replay_ms(model, X, arrivals, seed=3, link_sd=link_sd(model, profile)), exact)
     drawn = replay_ms(model, X, arrivals, seed=3, link_sd=sd)
     assert not np.array_equal(drawn, exact) and abs(drawn.mean() / exact.mean() - 1) < 0.05
-
-
-def test_seeds_of_a_closed_loop_differ_by_jitter_alone(tmp_path):
-    """No job spread: without jitter every seed is the same run; with it, each seed its own."""
-    p = json.loads(open("profiles/chain.reach-local.json").read())
-    for by_type in p["services"].values():
-        for t in by_type.values():
-            t["std_ms"], t["p50_ms"], t["p95_ms"] = 0.0, t["mean_ms"], t["mean_ms"]
-    p["rtt_sd_ms"] = {a: {b: 0.0 if a == b else 3.0 for b in p["nodes"]} for a in p["nodes"]}
-    jittery = tmp_path / "jitter.json"
-    jittery.write_text(json.dumps(p))
-    runs = _evaluate(tmp_path / "out", "--profile", str(jittery))
-    assert len({s["mean_ms"] for s in runs}) == 3 and all(s["p95_ms"] > s["mean_ms"] for s in runs)
