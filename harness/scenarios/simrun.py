@@ -143,7 +143,7 @@ class SimRun(RunBase):
         self.spread = RequestSpread(self.job_cv, np.random.default_rng([plan.seed or 0, 0x5EED]), links=self.link_sd,
                                     link_rng=np.random.default_rng([plan.seed or 0, 0x5EED, 2]), routes=drawn,
                                     route_rng=np.random.default_rng([plan.seed or 0, 0x5EED, 4]))
-        self._ratios: dict[int, list[float]] = {}
+        self._ratios: dict[tuple[int, int | None], list[float]] = {}
         # each pod's start and stop drawn from the profile's lifecycle (sim.lifecycle); none: at once
         self.pod_clock = PodClock(profile, np.random.default_rng([plan.seed or 0, 0x5EED, 3]))
         cluster.sleep_until = self.sleep_until
@@ -236,14 +236,18 @@ class SimRun(RunBase):
         return None
 
     @staticmethod
-    def closed_ms(interval: Interval, users: int) -> float | None:
+    def closed_ms(interval: Interval, users: int, entry: int | None = None) -> float | None:
+        """A closed loop's mean latency in the interval: D_msa, or through entry ``entry`` (an index
+        of the model's entries: apps deployed together each take their own path)."""
         from harness.sim.queueing import QueueingModel
 
         if (interval.X.sum(axis=1) == 0).any():
             return None  # a service without a replica: the request fails
         if users <= 1:
-            return float(interval.model.latency(interval.X)[0])
-        return QueueingModel(interval.model).closed_latency(interval.X, users)
+            model = interval.model
+            t = model.terms(interval.X)
+            return float(t["D_msa"][0] if entry is None else model.entry_ms(interval.X, t)[0, entry])
+        return QueueingModel(interval.model).closed_latency(interval.X, users, entry)
 
     # -------------------------------------------------------------- the run
     def progress(self, text) -> None:
@@ -349,9 +353,10 @@ class SimRun(RunBase):
                 if u >= users_at(t):  # this user was stopped by a step down
                     break
                 interval = self.interval_at(t)
-                ms = self.closed_ms(interval, users_at(t))
+                at = self.entry_index(interval, entry)
+                ms = self.closed_ms(interval, users_at(t), at)
                 if ms is not None:
-                    ms *= self.ratio(interval)
+                    ms *= self.ratio(interval, at)
                 else:
                     ms = self.failed(interval, entry)
                 rows.append((t, ms))
@@ -362,11 +367,18 @@ class SimRun(RunBase):
                     t += NO_ENDPOINT_PAUSE_S
         return sorted(rows)
 
-    def ratio(self, interval: Interval) -> float:
-        """The next request's latency over the interval's mean (its own draw of the job times)."""
-        left = self._ratios.setdefault(id(interval), [])
+    @staticmethod
+    def entry_index(interval: Interval, entry: str) -> int | None:
+        """``entry``'s index among the model's entries; None where the app has one entry."""
+        model = interval.model
+        return model.entries.index(model.index[entry]) if len(model.entries) > 1 else None
+
+    def ratio(self, interval: Interval, entry: int | None = None) -> float:
+        """The next request's latency over the interval's mean through its entry (its own draw of
+        the job times, route and RTTs)."""
+        left = self._ratios.setdefault((id(interval), entry), [])
         if not left:
-            left.extend(self.spread.ratios(interval.model, interval.X, RequestSpread.CHUNK).tolist()[::-1])
+            left.extend(self.spread.ratios(interval.model, interval.X, RequestSpread.CHUNK, entry).tolist()[::-1])
         return left.pop()
 
     def open_requests(self, spec, rng, k: int, entry: str) -> list[tuple[float, float | None]]:
@@ -386,7 +398,7 @@ class SimRun(RunBase):
                 out += [(float(t), self.failed(interval, entry)) for t in mine]
                 continue
             ms = replay_ms(interval.model, interval.X, mine, seed=(self.plan.seed or 0) + 7919 * i + k,
-                           job_cv=self.job_cv, link_sd=self.link_sd)
+                           job_cv=self.job_cv, link_sd=self.link_sd, entry=self.entry_index(interval, entry))
             out += list(zip(map(float, mine), map(float, ms)))
         return out
 

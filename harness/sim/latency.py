@@ -173,6 +173,17 @@ class LatencyModel:
         D_S = {e: D_S[:, k] for k, e in enumerate(self.edges)}
         return {"T_E": T_E, "T_S": T_S, "D_S": D_S, "D_gateway": D_gw, "D_msa": D_msa}
 
+    def entry_ms(self, X: np.ndarray, t: dict[str, np.ndarray], user_rtt: np.ndarray | None = None) -> np.ndarray:
+        """(B, K) each entry's eq. 9 for the batch ``X`` (B, S, N) whose terms are ``t`` (``terms``):
+        the latency of a request entering at that entry; D_msa is their mean. ``user_rtt``: the
+        user's RTTs the terms were computed with ((B, N): a request's draw), else the model's."""
+        X = np.asarray(X, float)
+        X = X[None] if X.ndim == 2 else X
+        at = X[:, self.entries, :]  # (B, K, N)
+        user = self.user_rtt[None] if user_rtt is None else np.asarray(user_rtt, float)
+        gateway = (at * user[:, None, :]).sum(axis=2) / at.sum(axis=2)
+        return gateway + t["T_S"][:, self.entries]
+
     def partial_latency(self, X: np.ndarray) -> np.ndarray:
         """D_msa of each (partial) placement of the batch, services without replicas left out:
         0 for an empty placement, D_msa for a complete one (the rollout's stage costs add up to it)."""

@@ -122,11 +122,13 @@ class QueueingModel:
         """D_msa under ``rate`` requests per second (inf when a node or queue saturates)."""
         return float(self.model.terms(X, E=self.sojourn_ms(X, rate))["D_msa"][0])
 
-    def closed_latency(self, X: np.ndarray, users: int) -> float:
+    def closed_latency(self, X: np.ndarray, users: int, entry: int | None = None) -> float:
         """D_msa with ``users`` closed-loop users, each sending its next request when the last one
-        returns (node-ps nodes, mean value analysis; 1 user: REACH's load-free model)."""
-        return float(self.model.terms(X, E=loaded_execution(self.model, X, users, closed=True, capacity=self.capacity,
-                                                            v=self.v))["D_msa"][0])
+        returns (node-ps nodes, mean value analysis; 1 user: REACH's load-free model); ``entry``
+        (an index of the model's entries): the latency of a request entering there."""
+        E = loaded_execution(self.model, X, users, closed=True, capacity=self.capacity, v=self.v)
+        t = self.model.terms(X, E=E)
+        return float(t["D_msa"][0] if entry is None else self.model.entry_ms(X, t)[0, entry])
 
     def saturation_rate(self, X: np.ndarray) -> float:
         """The request rate at which the busiest node (node-ps) or queue (erlang-c) saturates."""

@@ -143,12 +143,15 @@ class RequestSpread:
         self.route_rng = route_rng if route_rng is not None else np.random.default_rng()
         self.any = bool((cv > 0).any()) or self.links is not None
 
-    def ratios(self, model: LatencyModel, X: np.ndarray, n: int) -> np.ndarray:
-        """``n`` ratios (mean about 1) of a request's latency to the model's for placement ``X``."""
+    def ratios(self, model: LatencyModel, X: np.ndarray, n: int, entry: int | None = None) -> np.ndarray:
+        """``n`` ratios (mean about 1) of a request's latency to the model's for placement ``X``;
+        ``entry`` (an index of ``model.entries``): of a request entering there to that entry's
+        (requests of several apps or entries each take their own entry's path)."""
         routed = self.routes and spread_over_nodes(X)
         if not (self.any or routed) or n == 0:
             return np.ones(n)
-        base = float(model.latency(X)[0])
+        latency = self.entry_latency(model, entry)
+        base = float(latency(X, model.terms(X), None)[0])
         chunk = self.CHUNK if self.links is None else max(1, min(self.CHUNK, self.CELLS // max(1, model.D.size)))
         out = []
         for k in range(0, n, chunk):
@@ -156,5 +159,12 @@ class RequestSpread:
             E = model.E[None] * job_factors(self.rng, self.cv, (m,))
             links = None if self.links is None else link_draws(self.link_rng, model, self.links, m)
             Xs = route_draws(self.route_rng, X, m) if routed else np.repeat(np.asarray(X, float)[None], m, axis=0)
-            out.append(model.terms(Xs, E=E, links=links)["D_msa"] / base)
+            out.append(latency(Xs, model.terms(Xs, E=E, links=links), None if links is None else links[1]) / base)
         return np.concatenate(out)
+
+    @staticmethod
+    def entry_latency(model: LatencyModel, entry: int | None):
+        """(X, terms, user RTTs) -> (B,) latency: D_msa, or the latency through entry ``entry``."""
+        if entry is None or len(model.entries) == 1:
+            return lambda X, t, user: t["D_msa"]
+        return lambda X, t, user: model.entry_ms(X, t, user)[:, entry]

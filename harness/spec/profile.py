@@ -136,8 +136,13 @@ def source_profile(profile: Profile) -> Profile | None:
 
 def compose_profiles(apps: list, profiles: list[Profile]) -> Profile:
     """The profiles of apps deployed together (``spec.app.compose``): services renamed alike; the
-    testbed, nodes and RTTs are the first profile's (all were measured on one testbed)."""
+    testbed, nodes and RTTs are the first profile's (all were measured on one testbed), and so are
+    a calibration's fitted overheads; a calibrated profile's source, one app's, is not the
+    composition's (its services are named otherwise), so the composition names none."""
     if len(profiles) == 1:
         return profiles[0]
     services = {f"{a.name}-{s}": t for a, p in zip(apps, profiles) for s, t in p.services.items()}
-    return profiles[0].model_copy(update={"app": "+".join(a.name for a in apps), "services": services})
+    first = profiles[0]
+    calibration = None if first.calibration is None else first.calibration.model_copy(update={"source_profile": ""})
+    return first.model_copy(update={"app": "+".join(a.name for a in apps), "services": services,
+                                    "calibration": calibration})

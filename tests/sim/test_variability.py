@@ -135,17 +135,79 @@ def test_jitter_alone_spreads_requests_and_leaves_the_job_draws_as_they_were():
     profile = load_profile("profiles/chain.reach-local.json")
     model = default_model("workloads/chain.json", "profiles/chain.reach-local.json")
     X = np.zeros((model.S, len(model.topo.nodes)))
-    X[:, [0, 2]] = 1  # a cloud and an edge node: calls cross the 50 ms links
+    X[:, [0, 2]] = 1  # a cloud and an edge node: calls cross the 50 ms links (routes aside: jitter alone)
     none = np.zeros((model.S, len(model.topo.nodes)))
     sd = link_sd(model, _with_jitter(profile, 5.0))
-    r = RequestSpread(none, np.random.default_rng(1), links=sd, link_rng=np.random.default_rng(2)).ratios(model, X, 4000)
+    r = RequestSpread(none, np.random.default_rng(1), links=sd, link_rng=np.random.default_rng(2), routes=False).ratios(model, X, 4000)
     assert abs(r.mean() - 1) < 0.01 and r.std() > 0.01
     cv = cv_matrix(model, profile)
-    jobs = RequestSpread(cv, np.random.default_rng(1)).ratios(model, X, 600)
-    both = RequestSpread(cv, np.random.default_rng(1), links=sd, link_rng=np.random.default_rng(2)).ratios(model, X, 600)
+    jobs = RequestSpread(cv, np.random.default_rng(1), routes=False).ratios(model, X, 600)
+    both = RequestSpread(cv, np.random.default_rng(1), links=sd, link_rng=np.random.default_rng(2),
+                         routes=False).ratios(model, X, 600)
     assert not np.array_equal(jobs, both) and abs(both.mean() / jobs.mean() - 1) < 0.02
     arrivals = np.linspace(0, 5, 50)
     exact = replay_ms(model, X, arrivals, seed=3)
     assert np.array_equal(replay_ms(model, X, arrivals, seed=3, link_sd=link_sd(model, profile)), exact)
     drawn = replay_ms(model, X, arrivals, seed=3, link_sd=sd)
     assert not np.array_equal(drawn, exact) and abs(drawn.mean() / exact.mean() - 1) < 0.05
+
+
+# ---------------------------------------------------------------- several entries
+def _two_apps():
+    from harness.sim.topology import model_for
+    from harness.spec.app import compose, load_app
+    from harness.spec.profile import compose_profiles
+
+    apps = [load_app("workloads/chain.json"), load_app("workloads/aggregator-parallel.json")]
+    profile = compose_profiles(apps, [load_profile(f"profiles/{a.name}.reach-local.json") for a in apps])
+    return model_for(compose(apps), profile), profile
+
+
+def test_each_entry_has_its_own_latency_and_d_msa_is_their_mean():
+    model, profile = _two_apps()
+    X = np.zeros((model.S, len(model.topo.nodes)))
+    X[:, 0] = 1
+    X[model.index["chain-front-end"]] = [0, 0, 1, 1, 0, 0]  # Chain's gateway on the two edge-a nodes
+    X[model.index["aggregator-parallel-ml"]] = [0, 1, 0, 0, 0, 0]  # beside its sibling call's node: no sharing
+    t = model.terms(X)
+    each = model.entry_ms(X, t)
+    assert each.shape == (1, 2) and np.isclose(each.mean(), t["D_msa"][0])
+    assert abs(each[0, 0] - each[0, 1]) > 10  # Chain's three calls against Aggregator-Parallel's
+    # a request entering at an entry takes that entry's path, in the replay and in the closed loop's draw
+    arrivals = np.arange(40) * 2.0  # 2 s apart: no queueing
+    for k in (0, 1):
+        ms = replay_ms(model, X, arrivals, seed=1, entry=k)
+        assert np.isclose(ms.mean(), each[0, k], rtol=1e-3)  # its replicas in turn: their mean
+    cv = cv_matrix(model, profile)
+    r = [RequestSpread(cv, np.random.default_rng(1)).ratios(model, X, 4000, entry=k).mean() for k in (0, 1)]
+    assert np.allclose(r, 1.0, atol=0.02)
+
+
+def test_two_apps_simulated_give_each_app_its_own_latency(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "harness", "evaluate", "two-apps", "--policy", "cloud-first", "--seeds",
+                        "1", "--out", str(tmp_path), "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    (run,) = json.loads(r.stdout)
+    chain, agg = run["entries"]["chain-front-end"], run["entries"]["aggregator-parallel-front-end"]
+    assert chain["requests"] > 10 and agg["requests"] > 10
+    assert abs(chain["mean_ms"] / agg["mean_ms"] - 1) > 0.05  # the same number for both apps before
+
+
+def test_apps_composed_from_a_calibrated_profile_simulate_without_its_sources_names(tmp_path):
+    """A calibrated profile names its source, one app's profile; composed with another app's, the
+    source's services (``front-end``) are not the composition's (``chain-front-end``)."""
+    from harness.rescheduler.live import LiveView
+    from harness.spec.app import compose, load_app
+    from harness.spec.inventory import load_inventory
+    from harness.spec.profile import compose_profiles
+    from harness.testbed.simulated import SimCluster, simulated_state
+
+    apps = [load_app("workloads/chain.json"), load_app("workloads/aggregator-parallel.json")]
+    calibrated = load_profile("profiles/chain.reach-local.calibrated.json")
+    assert calibrated.calibration.source_profile
+    profile = compose_profiles(apps, [calibrated, load_profile("profiles/aggregator-parallel.reach-local.json")])
+    assert profile.calibration.source_profile == "" and profile.calibration.call_overhead_ms == \
+        calibrated.calibration.call_overhead_ms
+    state = simulated_state(load_inventory(None))
+    view = LiveView(compose(apps), profile, state, SimCluster(state))
+    assert view.uncalibrated is None and view.model.S == 8
