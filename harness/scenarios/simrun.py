@@ -7,12 +7,15 @@ placement held when it was sent —
 - open, periodic and trace loads: the requests replayed through the placement's processor-sharing
   nodes (``sim.trace_replay``), so they queue as the node-ps model says; each placement interval is
   replayed apart (a queue does not carry over a change of placement);
-- closed loops: each user sends its next request when the last returns or times out, each taking the closed
-  network's mean latency for the users running (``QueueingModel.closed_latency``; one user:
-  REACH's model), so within an interval the requests of a closed loop all take the same time;
+- closed loops: each user sends its next request when the last returns or times out, each taking
+  REACH's model around the job times the closed network gives the users running
+  (``QueueingModel.closed_execution``, mean value analysis; one user: the profile's);
 - a request slower than its load's ``timeout_s`` is an error, as live;
-- each request draws its own job times and, where the profile measured the links' spread, its own
-  RTTs (``sim.variability``), from the run's seed.
+- each request draws its own job times, its own route (one replica per service) and, where the
+  profile measured the links' spread, its own RTTs (``sim.variability``), from the run's seed
+  (``--variability means``: none, every closed-loop request of an interval the same);
+- a load's requests take the path of the service they enter at (apps deployed together each
+  their own).
 
 With the profile's pod lifecycle (``Profile.lifecycle``, drawn per pod: ``sim.lifecycle``) a pod
 serves only once it is ready: deploying, moving (make-before-break: the old pod serves meanwhile),
@@ -143,7 +146,7 @@ class SimRun(RunBase):
         self.spread = RequestSpread(self.job_cv, np.random.default_rng([plan.seed or 0, 0x5EED]), links=self.link_sd,
                                     link_rng=np.random.default_rng([plan.seed or 0, 0x5EED, 2]), routes=drawn,
                                     route_rng=np.random.default_rng([plan.seed or 0, 0x5EED, 4]))
-        self._ratios: dict[tuple[int, int | None], list[float]] = {}
+        self._draws: dict[tuple[int, int, int | None], list[float]] = {}  # (interval, users, entry): latencies to come
         # each pod's start and stop drawn from the profile's lifecycle (sim.lifecycle); none: at once
         self.pod_clock = PodClock(profile, np.random.default_rng([plan.seed or 0, 0x5EED, 3]))
         cluster.sleep_until = self.sleep_until
@@ -237,16 +240,12 @@ class SimRun(RunBase):
 
     @staticmethod
     def closed_ms(interval: Interval, users: int, entry: int | None = None) -> float | None:
-        """A closed loop's mean latency in the interval: D_msa, or through entry ``entry`` (an index
-        of the model's entries: apps deployed together each take their own path)."""
+        """A closed loop's mean latency in the interval (None: a service has no replica): D_msa,
+        or entering at service ``entry`` (an index: apps deployed together each take their own)."""
         from harness.sim.queueing import QueueingModel
 
         if (interval.X.sum(axis=1) == 0).any():
             return None  # a service without a replica: the request fails
-        if users <= 1:
-            model = interval.model
-            t = model.terms(interval.X)
-            return float(t["D_msa"][0] if entry is None else model.entry_ms(interval.X, t)[0, entry])
         return QueueingModel(interval.model).closed_latency(interval.X, users, entry)
 
     # -------------------------------------------------------------- the run
@@ -330,7 +329,9 @@ class SimRun(RunBase):
         model = interval.model
         if entry in model.index and interval.X[model.index[entry]].sum() == 0:
             return Failed(0.0, 0, f"RuntimeError: {NO_ENDPOINT}")
-        return Failed(float(model.partial_latency(interval.X)[0]), 500, "CatchResponseError: HTTP 500")
+        at = self.entry_index(interval, entry) if entry in model.index else None
+        rest = model.request_ms(interval.X, model.terms(interval.X, partial=True), at)
+        return Failed(float(rest[0]), 500, "CatchResponseError: HTTP 500")
 
     def interval_at(self, t: float) -> Interval:
         starts = [i.t_run for i in self.intervals]
@@ -353,11 +354,8 @@ class SimRun(RunBase):
                 if u >= users_at(t):  # this user was stopped by a step down
                     break
                 interval = self.interval_at(t)
-                at = self.entry_index(interval, entry)
-                ms = self.closed_ms(interval, users_at(t), at)
-                if ms is not None:
-                    ms *= self.ratio(interval, at)
-                else:
+                ms = self.closed_request_ms(interval, users_at(t), self.entry_index(interval, entry))
+                if ms is None:
                     ms = self.failed(interval, entry)
                 rows.append((t, ms))
                 # as live: a user gives up at the timeout and sends its next request then (never waits
@@ -369,16 +367,23 @@ class SimRun(RunBase):
 
     @staticmethod
     def entry_index(interval: Interval, entry: str) -> int | None:
-        """``entry``'s index among the model's entries; None where the app has one entry."""
+        """The index of the service a load enters at; None where that is the app's one entry
+        (D_msa is then its latency)."""
         model = interval.model
-        return model.entries.index(model.index[entry]) if len(model.entries) > 1 else None
+        at = model.index[entry]
+        return None if model.entries == [at] else at
 
-    def ratio(self, interval: Interval, entry: int | None = None) -> float:
-        """The next request's latency over the interval's mean through its entry (its own draw of
-        the job times, route and RTTs)."""
-        left = self._ratios.setdefault((id(interval), entry), [])
+    def closed_request_ms(self, interval: Interval, users: int, entry: int | None) -> float | None:
+        """The next closed-loop request's latency in the interval (None: a service has no replica):
+        its own draw around the job times the queueing model gives ``users`` entering at ``entry``."""
+        from harness.sim.queueing import QueueingModel
+
+        if (interval.X.sum(axis=1) == 0).any():
+            return None
+        left = self._draws.setdefault((id(interval), users, entry), [])
         if not left:
-            left.extend(self.spread.ratios(interval.model, interval.X, RequestSpread.CHUNK, entry).tolist()[::-1])
+            E = QueueingModel(interval.model).closed_execution(interval.X, users, entry)
+            left.extend(self.spread.latencies(interval.model, interval.X, RequestSpread.CHUNK, entry, E).tolist()[::-1])
         return left.pop()
 
     def open_requests(self, spec, rng, k: int, entry: str) -> list[tuple[float, float | None]]:

@@ -173,16 +173,21 @@ class LatencyModel:
         D_S = {e: D_S[:, k] for k, e in enumerate(self.edges)}
         return {"T_E": T_E, "T_S": T_S, "D_S": D_S, "D_gateway": D_gw, "D_msa": D_msa}
 
-    def entry_ms(self, X: np.ndarray, t: dict[str, np.ndarray], user_rtt: np.ndarray | None = None) -> np.ndarray:
-        """(B, K) each entry's eq. 9 for the batch ``X`` (B, S, N) whose terms are ``t`` (``terms``):
-        the latency of a request entering at that entry; D_msa is their mean. ``user_rtt``: the
-        user's RTTs the terms were computed with ((B, N): a request's draw), else the model's."""
+    def request_ms(self, X: np.ndarray, t: dict[str, np.ndarray], entry: int | None = None,
+                   user_rtt: np.ndarray | None = None) -> np.ndarray:
+        """(B,) a request's latency for the batch ``X`` (B, S, N) whose terms are ``t`` (``terms``):
+        D_msa (any entry, with equal chance), or of a request entering at service ``entry`` (an
+        index of ``services``; apps deployed together each have their own): eq. 8 over that
+        service's replicas (as the kernel's gateway term) plus its T_S. ``user_rtt``: the user's
+        RTTs the terms were computed with ((B, N): a request's draw), else the model's."""
+        if entry is None:
+            return t["D_msa"]
         X = np.asarray(X, float)
-        X = X[None] if X.ndim == 2 else X
-        at = X[:, self.entries, :]  # (B, K, N)
+        at = (X[None] if X.ndim == 2 else X)[:, entry, :]  # (B, N)
         user = self.user_rtt[None] if user_rtt is None else np.asarray(user_rtt, float)
-        gateway = (at * user[:, None, :]).sum(axis=2) / at.sum(axis=2)
-        return gateway + t["T_S"][:, self.entries]
+        n = at.sum(axis=1)
+        gateway = np.divide((at * user).sum(axis=1), n, out=np.zeros(len(n)), where=n > 0)  # partial: none
+        return gateway + t["T_S"][:, entry]
 
     def partial_latency(self, X: np.ndarray) -> np.ndarray:
         """D_msa of each (partial) placement of the batch, services without replicas left out:

@@ -42,11 +42,12 @@ from harness.sim.latency_kernel import loaded_times, node_load
 DISCIPLINES = ("node-ps", "erlang-c")
 
 
-def visits(model: LatencyModel) -> np.ndarray:
-    """(S,) expected visits of each service per request (entries shared equally)."""
+def visits(model: LatencyModel, entry: int | None = None) -> np.ndarray:
+    """(S,) expected visits of each service per request (entries shared equally; ``entry``, a
+    service's index: every request enters there)."""
     v = np.zeros(model.S)
-    for e in model.entries:
-        v[e] += 1.0 / len(model.entries)
+    for e in model.entries if entry is None else [entry]:
+        v[e] += 1.0 / (len(model.entries) if entry is None else 1)
     for i in reversed(model.order):  # callers before their callees
         for callees, w in model.groups[i]:
             v[callees] += v[i] * w
@@ -122,13 +123,18 @@ class QueueingModel:
         """D_msa under ``rate`` requests per second (inf when a node or queue saturates)."""
         return float(self.model.terms(X, E=self.sojourn_ms(X, rate))["D_msa"][0])
 
+    def closed_execution(self, X: np.ndarray, users: int, entry: int | None = None) -> np.ndarray:
+        """(S, N) each job's time, waiting included, with ``users`` closed-loop users (node-ps nodes,
+        mean value analysis; 1 user: the load-free times), all entering at service ``entry`` (an
+        index; None: at every entry with equal chance). Other loads' users are not counted."""
+        v = self.v if entry is None else visits(self.model, entry)
+        return loaded_execution(self.model, X, users, closed=True, capacity=self.capacity, v=v)
+
     def closed_latency(self, X: np.ndarray, users: int, entry: int | None = None) -> float:
         """D_msa with ``users`` closed-loop users, each sending its next request when the last one
-        returns (node-ps nodes, mean value analysis; 1 user: REACH's load-free model); ``entry``
-        (an index of the model's entries): the latency of a request entering there."""
-        E = loaded_execution(self.model, X, users, closed=True, capacity=self.capacity, v=self.v)
-        t = self.model.terms(X, E=E)
-        return float(t["D_msa"][0] if entry is None else self.model.entry_ms(X, t)[0, entry])
+        returns (``closed_execution``; 1 user: REACH's load-free model); ``entry``: the latency of
+        a request entering at that service, its users all entering there."""
+        return float(self.model.request_ms(X, self.model.terms(X, E=self.closed_execution(X, users, entry)), entry)[0])
 
     def saturation_rate(self, X: np.ndarray) -> float:
         """The request rate at which the busiest node (node-ps) or queue (erlang-c) saturates."""

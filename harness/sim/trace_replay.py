@@ -48,8 +48,8 @@ def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 
               link_sd: tuple[np.ndarray, np.ndarray] | None = None, entry: int | None = None) -> np.ndarray:
     """Each request's latency (ms) when requests enter the placement ``X`` (S, N replica counts) at
     ``arrivals_s`` (seconds, sorted or not), in the arrivals' order. ``seed`` draws the calls made
-    with a weight below 1 and the entry of each request (``entry``, an index of the model's
-    entries: every request enters there). ``slowdown``: (edges (K+1,) in the
+    with a weight below 1 and the entry of each request (``entry``, a service's index: every
+    request enters there). ``slowdown``: (edges (K+1,) in the
     arrivals' clock, factors (K,)): between edges k and k+1 every job needs factors[k] × its work
     (the host's speed drifts; ``host_slowdown``); before the first edge the first factor, after
     the last the last. ``job_cv`` (S, N): each job's work drawn around E with that coefficient of
@@ -140,8 +140,10 @@ def replay_ms(model: LatencyModel, X: np.ndarray, arrivals_s, capacity: float = 
         later(t + half, lambda t: visit(j, m, t, back))
 
     def enter(i, t):
-        k = entry if entry is not None else int(rng.integers(len(model.entries))) if len(model.entries) > 1 else 0
-        s = model.entries[k]
+        if entry is not None:
+            s = entry
+        else:
+            s = model.entries[int(rng.integers(len(model.entries)))] if len(model.entries) > 1 else model.entries[0]
         n = replica(s)
         half = to_user(n) / 2
 

@@ -5,10 +5,12 @@ one number per placement.
 A job of service s on node n takes E[s, n] × F ms, F drawn from a gamma distribution with mean 1
 and the coefficient of variation the profile measured for that service on that node's type
 (``Timing.std_ms / mean_ms``; 0 where it measured none, as a calibrated profile that kept no
-spread: then F = 1 and the run is as before). A request's latency is REACH's model (eqs. 2-9)
-with its own draw of every job time (``ratios``: the draw's D_msa over the mean's), so in a
-closed loop under load each request takes the queueing model's mean for the users running times
-that ratio; an open loop's replay (``sim.trace_replay``) draws each job's time itself.
+spread: then F = 1 and the run is as before). A closed loop's request takes REACH's model
+(eqs. 2-9) with its own draw of every job time around the job times the queueing model gives
+the users running (``RequestSpread.latencies``; one user: the profile's); an open loop's replay
+(``sim.trace_replay``) draws each job's time itself. The draws' mean is the model's where it is
+linear in the job times; where a caller waits for the slower of parallel calls, the mean of the
+slowest is above the slowest of the means, as live.
 
 A request also takes its own route (``route_draws``): where a service has replicas on several
 nodes, each request runs on one of them, drawn in proportion to the replicas there (as a proxy
@@ -125,10 +127,11 @@ def spread_over_nodes(X: np.ndarray) -> bool:
 
 
 class RequestSpread:
-    """Each request's latency relative to the placement's mean: D_msa with its own job times, its
-    own route where ``routes`` (drawn from ``route_rng``), and its own RTTs where ``links``
-    (``link_sd``) measured a spread (drawn from ``link_rng``). Each from a stream of its own, so
-    that the job times drawn for a seed are the same with or without the others."""
+    """Each request's own latency: its own job times (drawn from ``rng``), its own route where
+    ``routes`` (from ``route_rng``), and its own RTTs where ``links`` (``link_sd``) measured a
+    spread (from ``link_rng``). Each from a stream of its own, so that the job times drawn for a
+    seed are the same with or without the others; streams not given are spawned from ``rng``'s
+    seed, so a run is reproducible either way."""
 
     CHUNK = 512
     CELLS = 2_000_000  # RTTs drawn at once at most: a large inventory's N² per request is taken in smaller chunks
@@ -137,34 +140,32 @@ class RequestSpread:
                  link_rng: np.random.Generator | None = None, routes: bool = True,
                  route_rng: np.random.Generator | None = None):
         self.cv, self.rng = cv, rng
+        spawned = rng.bit_generator.seed_seq.spawn(2)
         self.links = links if links is not None and any(bool((a > 0).any()) for a in links) else None
-        self.link_rng = link_rng if link_rng is not None else np.random.default_rng()
+        self.link_rng = link_rng if link_rng is not None else np.random.default_rng(spawned[0])
         self.routes = routes
-        self.route_rng = route_rng if route_rng is not None else np.random.default_rng()
+        self.route_rng = route_rng if route_rng is not None else np.random.default_rng(spawned[1])
         self.any = bool((cv > 0).any()) or self.links is not None
 
-    def ratios(self, model: LatencyModel, X: np.ndarray, n: int, entry: int | None = None) -> np.ndarray:
-        """``n`` ratios (mean about 1) of a request's latency to the model's for placement ``X``;
-        ``entry`` (an index of ``model.entries``): of a request entering there to that entry's
-        (requests of several apps or entries each take their own entry's path)."""
+    def latencies(self, model: LatencyModel, X: np.ndarray, n: int, entry: int | None = None,
+                  E: np.ndarray | None = None) -> np.ndarray:
+        """``n`` requests' latencies (ms) on placement ``X``, each its own draw around the job times
+        ``E`` (S, N: the queueing model's under load; default the model's), entering at service
+        ``entry`` (``LatencyModel.request_ms``; None: D_msa). Nothing to draw: the model's value."""
+        E = model.E if E is None else np.asarray(E, float)
         routed = self.routes and spread_over_nodes(X)
         if not (self.any or routed) or n == 0:
-            return np.ones(n)
-        latency = self.entry_latency(model, entry)
-        base = float(latency(X, model.terms(X), None)[0])
+            return np.full(n, float(model.request_ms(X, model.terms(X, E=E), entry)[0]))
         chunk = self.CHUNK if self.links is None else max(1, min(self.CHUNK, self.CELLS // max(1, model.D.size)))
         out = []
         for k in range(0, n, chunk):
             m = min(chunk, n - k)
-            E = model.E[None] * job_factors(self.rng, self.cv, (m,))
+            Es = E[None] * job_factors(self.rng, self.cv, (m,))
             links = None if self.links is None else link_draws(self.link_rng, model, self.links, m)
             Xs = route_draws(self.route_rng, X, m) if routed else np.repeat(np.asarray(X, float)[None], m, axis=0)
-            out.append(latency(Xs, model.terms(Xs, E=E, links=links), None if links is None else links[1]) / base)
+            out.append(model.request_ms(Xs, model.terms(Xs, E=Es, links=links), entry, None if links is None else links[1]))
         return np.concatenate(out)
 
-    @staticmethod
-    def entry_latency(model: LatencyModel, entry: int | None):
-        """(X, terms, user RTTs) -> (B,) latency: D_msa, or the latency through entry ``entry``."""
-        if entry is None or len(model.entries) == 1:
-            return lambda X, t, user: t["D_msa"]
-        return lambda X, t, user: model.entry_ms(X, t, user)[:, entry]
+    def ratios(self, model: LatencyModel, X: np.ndarray, n: int, entry: int | None = None) -> np.ndarray:
+        """``latencies`` at the load-free job times over the model's latency (mean about 1)."""
+        return self.latencies(model, X, n, entry) / float(model.request_ms(X, model.terms(X), entry)[0])

@@ -1,7 +1,8 @@
 """The validation grid: scenarios played live and in simulation with the same policies and seeds,
 and the simulator's error on each, before (``--variability means``: every request at its
-placement's mean, pods at once, as the simulator was) and after (each request's job times, route
-and RTTs and each pod's start and stop drawn from the calibrated profile).
+placement's mean and pods at once, the simulator before it drew anything per request, whose
+closed-loop seeds were one run) and after (each request's job times, route and RTTs and each
+pod's start and stop drawn from the calibrated profile).
 
     .venv/bin/python -m studies.fidelity.grid --profiles DIR [--scenarios node-failure,...]
         [--policies default,cloud-first] [--repeats 3] [--out results/fidelity-grid]
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -76,14 +77,12 @@ def main(argv: list[str] | None = None) -> int:
                      "--out", str(out / scenario / "live")], cwd=cwd)
             live = session(out / scenario / "live", runs)
         for which, variability in (("before", "means"), ("after", "drawn")):
-            sim = session(out / scenario / f"sim-{which}", runs)
-            if sim is None:
-                harness(["evaluate", scenario, "--policy", args.policies, "--seeds", str(args.repeats),
-                         "--variability", variability, "--out", str(out / scenario / f"sim-{which}")], cwd=cwd)
-                sim = session(out / scenario / f"sim-{which}", runs)
-            report = out / scenario / f"report-{which}"
-            if not (report / "sim_vs_live.csv").exists():
-                harness(["report", str(live), str(sim), "--out", str(report)], cwd=cwd)
+            sim, report = out / scenario / f"sim-{which}", out / scenario / f"report-{which}"
+            shutil.rmtree(sim, ignore_errors=True)
+            shutil.rmtree(report, ignore_errors=True)
+            harness(["evaluate", scenario, "--policy", args.policies, "--seeds", str(args.repeats),
+                     "--variability", variability, "--out", str(sim)], cwd=cwd)
+            harness(["report", str(live), str(session(sim, runs)), "--out", str(report)], cwd=cwd)
             with open(report / "sim_vs_live.csv") as f:
                 for r in csv.DictReader(f):
                     rows.append({"scenario": scenario, "policy": r["policy"], "simulator": which,

@@ -89,9 +89,17 @@ def test_replicas_on_several_nodes_spread_requests_where_one_node_does_not():
     r = RequestSpread(none, np.random.default_rng(1), route_rng=np.random.default_rng(2)).ratios(model, two, 4000)
     assert r.std() > 0.05 and r.min() < 1 < r.max()
     assert np.all(RequestSpread(none, np.random.default_rng(1), routes=False).ratios(model, two, 50) == 1.0)
-    # a route is a placement of one replica per service: its ratio is that placement's D_msa over the mean's
-    picked = np.unique(np.round(r, 9))
-    assert len(picked) <= 2 ** model.S
+    # a route is a placement of one replica per service: each request's latency is one of theirs
+    import itertools
+
+    routes = []
+    for pick in itertools.product((0, 2), repeat=model.S):
+        one_each = np.zeros_like(none)
+        one_each[np.arange(model.S), pick] = 1
+        routes.append(float(model.latency(one_each)[0]))
+    ms = RequestSpread(none, np.random.default_rng(1), route_rng=np.random.default_rng(2)).latencies(model, two, 500)
+    assert np.all(np.isclose(ms[:, None], np.array(routes)[None], rtol=1e-9).any(axis=1))
+    assert len(np.unique(np.round(ms, 6))) > 4  # not always the same few routes
 
 
 # ---------------------------------------------------------------- the network's jitter
@@ -164,23 +172,36 @@ def _two_apps():
 
 
 def test_each_entry_has_its_own_latency_and_d_msa_is_their_mean():
+    from harness.sim.queueing import QueueingModel, visits
+
     model, profile = _two_apps()
     X = np.zeros((model.S, len(model.topo.nodes)))
     X[:, 0] = 1
     X[model.index["chain-front-end"]] = [0, 0, 1, 1, 0, 0]  # Chain's gateway on the two edge-a nodes
     X[model.index["aggregator-parallel-ml"]] = [0, 1, 0, 0, 0, 0]  # beside its sibling call's node: no sharing
     t = model.terms(X)
-    each = model.entry_ms(X, t)
-    assert each.shape == (1, 2) and np.isclose(each.mean(), t["D_msa"][0])
-    assert abs(each[0, 0] - each[0, 1]) > 10  # Chain's three calls against Aggregator-Parallel's
+    chain, agg = model.index["chain-front-end"], model.index["aggregator-parallel-front-end"]
+    each = np.array([model.request_ms(X, t, e)[0] for e in (chain, agg)])
+    assert np.isclose(each.mean(), t["D_msa"][0]) and np.isclose(model.request_ms(X, t)[0], t["D_msa"][0])
+    assert abs(each[0] - each[1]) > 10  # Chain's three calls against Aggregator-Parallel's
+    # a load may enter below an app's gateway: that service's own time and calls, and the user's RTT to it
+    ml = model.index["chain-ml"]
+    assert np.isclose(model.request_ms(X, t, ml)[0], t["T_S"][0, ml] + model.user_rtt[0])
     # a request entering at an entry takes that entry's path, in the replay and in the closed loop's draw
     arrivals = np.arange(40) * 2.0  # 2 s apart: no queueing
-    for k in (0, 1):
-        ms = replay_ms(model, X, arrivals, seed=1, entry=k)
-        assert np.isclose(ms.mean(), each[0, k], rtol=1e-3)  # its replicas in turn: their mean
+    for e, want in zip((chain, agg), each):
+        ms = replay_ms(model, X, arrivals, seed=1, entry=e)
+        assert np.isclose(ms.mean(), want, rtol=1e-3)  # its replicas in turn: their mean
     cv = cv_matrix(model, profile)
-    r = [RequestSpread(cv, np.random.default_rng(1)).ratios(model, X, 4000, entry=k).mean() for k in (0, 1)]
+    r = [RequestSpread(cv, np.random.default_rng(1)).ratios(model, X, 4000, entry=e).mean() for e in (chain, agg)]
     assert np.allclose(r, 1.0, atol=0.02)
+    # a closed loop's users of one app queue on that app's services only
+    v = visits(model, chain)
+    assert v[chain] == 1 and v[agg] == 0 and v[model.index["aggregator-parallel-db"]] == 0
+    q = QueueingModel(model)
+    assert q.closed_latency(X, 5, chain) > q.closed_latency(X, 1, chain)
+    agg_ml = model.index["aggregator-parallel-ml"]  # alone on cloud-a-2, which no Chain request reaches
+    assert q.closed_execution(X, 5, chain)[agg_ml, 1] == model.E[agg_ml, 1] < q.closed_execution(X, 5, agg)[agg_ml, 1]
 
 
 def test_two_apps_simulated_give_each_app_its_own_latency(tmp_path):
