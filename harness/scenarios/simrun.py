@@ -146,7 +146,7 @@ class SimRun(RunBase):
         self.spread = RequestSpread(self.job_cv, np.random.default_rng([plan.seed or 0, 0x5EED]), links=self.link_sd,
                                     link_rng=np.random.default_rng([plan.seed or 0, 0x5EED, 2]), routes=drawn,
                                     route_rng=np.random.default_rng([plan.seed or 0, 0x5EED, 4]))
-        self._draws: dict[tuple[int, int, int | None], list[float]] = {}  # (interval, users, entry): latencies to come
+        self._draws: dict[tuple, list[float]] = {}  # (interval, closed loops' users, entry): latencies to come
         # each pod's start and stop drawn from the profile's lifecycle (sim.lifecycle); none: at once
         self.pod_clock = PodClock(profile, np.random.default_rng([plan.seed or 0, 0x5EED, 3]))
         cluster.sleep_until = self.sleep_until
@@ -354,7 +354,7 @@ class SimRun(RunBase):
                 if u >= users_at(t):  # this user was stopped by a step down
                     break
                 interval = self.interval_at(t)
-                ms = self.closed_request_ms(interval, users_at(t), self.entry_index(interval, entry))
+                ms = self.closed_request_ms(interval, self.closed_mix(interval, t), self.entry_index(interval, entry))
                 if ms is None:
                     ms = self.failed(interval, entry)
                 rows.append((t, ms))
@@ -373,16 +373,29 @@ class SimRun(RunBase):
         at = model.index[entry]
         return None if model.entries == [at] else at
 
-    def closed_request_ms(self, interval: Interval, users: int, entry: int | None) -> float | None:
-        """The next closed-loop request's latency in the interval (None: a service has no replica):
-        its own draw around the job times the queueing model gives ``users`` entering at ``entry``."""
+    def closed_mix(self, interval: Interval, t: float) -> tuple[tuple[int | None, int], ...]:
+        """Every closed loop's users at ``t`` by the service they enter at (``entry_index``): whom a
+        closed-loop request waits behind (the loads of apps deployed together each their own)."""
+        mix: dict[int | None, int] = {}
+        for spec in self.plan.scenario.loads():
+            if spec.mode == "closed":
+                users = next((int(s.value) for s in reversed(spec.steps) if s.at_s <= t), 0)
+                at = self.entry_index(interval, self.plan.app.resolve_entry(spec.entry))
+                mix[at] = mix.get(at, 0) + users
+        return tuple(sorted(((e, u) for e, u in mix.items() if u > 0), key=lambda eu: -1 if eu[0] is None else eu[0]))
+
+    def closed_request_ms(self, interval: Interval, mix: tuple[tuple[int | None, int], ...],
+                          entry: int | None) -> float | None:
+        """The next closed-loop request's latency in the interval (None: a service has no replica),
+        entering at ``entry``: its own draw around the job times the queueing model gives every
+        closed loop's users (``mix``: ``closed_mix``)."""
         from harness.sim.queueing import QueueingModel
 
         if (interval.X.sum(axis=1) == 0).any():
             return None
-        left = self._draws.setdefault((id(interval), users, entry), [])
+        left = self._draws.setdefault((id(interval), mix, entry), [])
         if not left:
-            E = QueueingModel(interval.model).closed_execution(interval.X, users, entry)
+            E = QueueingModel(interval.model).closed_execution(interval.X, dict(mix), entry)
             left.extend(self.spread.latencies(interval.model, interval.X, RequestSpread.CHUNK, entry, E).tolist()[::-1])
         return left.pop()
 

@@ -54,6 +54,27 @@ def visits(model: LatencyModel, entry: int | None = None) -> np.ndarray:
     return v
 
 
+def multiclass_stretch(demand: np.ndarray, think: np.ndarray, users: np.ndarray, tol: float = 1e-9,
+                       iterations: int = 10_000) -> np.ndarray:
+    """(C, N) how much longer each class's work on each node takes than alone, in a closed network of
+    processor-sharing nodes with C classes of users (demand (C, N): ms of work per request of a class
+    on each node; think (C,): its time off the CPUs; users (C,)): Schweitzer's approximate mean value
+    analysis, R_cn = D_cn (1 + Σ_j Q_jn − Q_cn / N_c), X_c = N_c / (Z_c + Σ_n R_cn), Q_cn = X_c R_cn,
+    iterated to a fixed point; the stretch is R_cn / D_cn. A class sees the others' queues and its
+    own less the request itself: two loops of one user each wait only behind each other."""
+    demand, think, users = (np.asarray(a, float) for a in (demand, think, users))
+    Q = users[:, None] * demand / np.maximum(think + demand.sum(axis=1), 1e-12)[:, None]
+    for _ in range(iterations):
+        seen = Q.sum(axis=0)[None, :] - Q / users[:, None]
+        R = demand * (1.0 + seen)
+        new = (users / np.maximum(think + R.sum(axis=1), 1e-12))[:, None] * R
+        if np.abs(new - Q).max() < tol:
+            Q = new
+            break
+        Q = new
+    return 1.0 + Q.sum(axis=0)[None, :] - Q / users[:, None]
+
+
 def loaded_execution(model: LatencyModel, X: np.ndarray, load: float, closed: bool = False, knee: float = 1.0,
                      capacity: float = 1.0, v: np.ndarray | None = None) -> np.ndarray:
     """(S, N) execution times under ``load``: open-loop requests/s (node-ps; inf on a saturated node
@@ -123,12 +144,28 @@ class QueueingModel:
         """D_msa under ``rate`` requests per second (inf when a node or queue saturates)."""
         return float(self.model.terms(X, E=self.sojourn_ms(X, rate))["D_msa"][0])
 
-    def closed_execution(self, X: np.ndarray, users: int, entry: int | None = None) -> np.ndarray:
-        """(S, N) each job's time, waiting included, with ``users`` closed-loop users (node-ps nodes,
-        mean value analysis; 1 user: the load-free times), all entering at service ``entry`` (an
-        index; None: at every entry with equal chance). Other loads' users are not counted."""
-        v = self.v if entry is None else visits(self.model, entry)
-        return loaded_execution(self.model, X, users, closed=True, capacity=self.capacity, v=v)
+    def closed_execution(self, X: np.ndarray, users: int | dict[int | None, int], entry: int | None = None) -> np.ndarray:
+        """(S, N) each job's time, waiting included, for a request entering at service ``entry`` (an
+        index; None: at every entry with equal chance) with ``users`` closed-loop users all entering
+        there (node-ps nodes, exact mean value analysis; 1 user: the load-free times). ``users`` may
+        be {entry: users} of several closed loops at once (apps deployed together, each with its own
+        users): a network of one class per loop (``multiclass_stretch``), ``entry``'s class's times."""
+        mix = {e: u for e, u in (users if isinstance(users, dict) else {entry: users}).items() if u > 0}
+        if len(mix) <= 1:
+            e, u = next(iter(mix.items()), (entry, 0))
+            v = self.v if e is None else visits(self.model, e)
+            return loaded_execution(self.model, X, u, closed=True, capacity=self.capacity, v=v)
+        X = np.asarray(X, float)
+        classes = list(mix)
+        demand, think = np.empty((len(classes), X.shape[1])), np.empty(len(classes))
+        g, E, free = self.model.graph, np.ascontiguousarray(self.model.E, dtype=np.float64), self.model.terms(X)
+        for c, e in enumerate(classes):
+            v = self.v if e is None else visits(self.model, e)
+            node_load(np.ascontiguousarray(X), E, v, 1.0, g.grp_ptr, g.call_ptr, g.callee, g.weight, demand[c])
+            demand[c] /= self.capacity  # ms of a node's CPU per request of this class
+            think[c] = max(0.0, float(self.model.request_ms(X, free, e)[0]) - demand[c].sum())
+        stretch = multiclass_stretch(demand, think, np.array([mix[e] for e in classes], float))
+        return self.model.E * stretch[classes.index(entry) if entry in classes else 0][None, :]
 
     def closed_latency(self, X: np.ndarray, users: int, entry: int | None = None) -> float:
         """D_msa with ``users`` closed-loop users, each sending its next request when the last one

@@ -139,3 +139,46 @@ def test_closed_users_saturate_the_busiest_node():
     busiest = q.node_load(X, 1.0).max() * 1000  # ms of work per request on the busiest node
     step = q.closed_latency(X, 41) - q.closed_latency(X, 40)
     assert step == pytest.approx(busiest, rel=0.02)
+
+
+# ---------------------------------------------------------------- several closed loops at once
+def test_closed_loops_on_nodes_apart_do_not_wait_for_each_other():
+    from harness.sim.queueing import multiclass_stretch
+
+    demand = np.array([[40.0, 0.0], [0.0, 30.0]])  # each class on its own node
+    s = multiclass_stretch(demand, np.array([10.0, 20.0]), np.array([1.0, 1.0]))
+    assert np.allclose(s[demand > 0], 1.0)
+    shared = np.array([[40.0, 0.0], [30.0, 0.0]])  # both on node 0
+    s = multiclass_stretch(shared, np.array([10.0, 20.0]), np.array([1.0, 1.0]))
+    assert s[0, 0] > 1.2 and s[1, 0] > 1.2  # each waits behind the other, never behind itself
+
+
+def test_one_class_of_users_near_the_exact_mean_value_analysis():
+    """Schweitzer's approximation is known to be within some 10-15 % of the exact analysis."""
+    from harness.sim.latency_kernel import mva_stretch
+    from harness.sim.queueing import multiclass_stretch
+
+    demand, think = np.array([30.0, 50.0, 10.0]), 40.0
+    for users in (2, 4, 8):
+        exact = np.empty(3)
+        mva_stretch(demand, think, users, exact)
+        approx = multiclass_stretch(demand[None], np.array([think]), np.array([float(users)]))[0]
+        assert np.allclose(approx, exact, rtol=0.15)
+
+
+def test_two_apps_users_wait_behind_each_other_only_where_they_share_nodes():
+    from tests.sim.test_variability import _two_apps
+
+    model, _ = _two_apps()
+    q = QueueingModel(model)
+    chain, agg = model.index["chain-front-end"], model.index["aggregator-parallel-front-end"]
+    together = np.zeros((model.S, len(model.topo.nodes)))
+    together[:, :2] = 1  # every service on both cloud nodes (cloud-first)
+    both = {chain: 1, agg: 1}
+    assert np.all(q.closed_execution(together, both, agg)[:, :2] > model.E[:, :2] * 1.05)
+    apart = np.zeros_like(together)
+    apart[:4, 0] = 1  # Chain on cloud-a-1, Aggregator-Parallel on cloud-a-2
+    apart[4:, 1] = 1
+    alone = model.request_ms(apart, model.terms(apart, E=q.closed_execution(apart, {agg: 1}, agg)), agg)
+    beside = model.request_ms(apart, model.terms(apart, E=q.closed_execution(apart, both, agg)), agg)
+    assert np.isclose(beside[0], alone[0]) and np.allclose(q.closed_execution(apart, both, agg)[4:, 1], model.E[4:, 1])
