@@ -68,6 +68,33 @@ def simulated_state(inv: Inventory) -> TestbedState:
         rtt_groups=inv.rtt_groups().to_json(), bandwidth_mbit=inv.bandwidth_matrix())
 
 
+def shared_finish(works: list[float]) -> list[float]:
+    """Seconds from now until each of ``works`` (seconds of a node's CPU each, started together)
+    is done when they share the node (processor sharing: k at once each progress at 1/k): pods
+    started together on a node are ready together, later than one alone."""
+    order = sorted(range(len(works)), key=lambda i: works[i])
+    out, t, prev, k = [0.0] * len(works), 0.0, 0.0, len(works)
+    for rank, i in enumerate(order):
+        t += (k - rank) * (works[i] - prev)
+        prev = works[i]
+        out[i] = t
+    return out
+
+
+def shared_progress(works: list[float], seconds: float) -> list[float]:
+    """What is left of each of ``works`` after ``seconds`` of sharing the node (0: done)."""
+    left = list(works)
+    while seconds > 1e-12:
+        active = [i for i, w in enumerate(left) if w > 1e-12]
+        if not active:
+            break
+        step = min(min(left[i] for i in active), seconds / len(active))
+        for i in active:
+            left[i] -= step
+        seconds -= step * len(active)
+    return [max(0.0, w) for w in left]
+
+
 class SimCluster(Cluster):
     def __init__(self, state: TestbedState, terminating_s: float = 0.0):
         self.state = state
@@ -77,6 +104,7 @@ class SimCluster(Cluster):
         self.start_s: Callable[[str], float] = lambda node: 0.0  # a pod's start to ready on this node
         self.stop_s: Callable[[str], float] = lambda node: 0.0  # a pod's stop to gone, unless terminating_s
         self._ready_at: dict[str, float] = {}  # pod -> when it is ready on the run's clock
+        self._starting: dict[str, tuple[float, dict[str, float]]] = {}  # node -> (as of, pod -> start work left)
         self._terminating: list[tuple[float, Pod]] = []  # (gone at, pod): stopped, still holding its room
         self._nodes = list(state.nodes)
         self._by_name = {n.name: n for n in self._nodes}
@@ -105,6 +133,7 @@ class SimCluster(Cluster):
 
     def fail_node(self, name: str) -> list[Pod]:
         self._up[name] = False
+        self._starting.pop(name, None)  # its starts die with it
         lost = [p for p in self._pods if p.node == name]
         self._pods = [p for p in self._pods if p.node != name]
         self._retired = [p for p in self._retired if p.node != name]
@@ -173,8 +202,23 @@ class SimCluster(Cluster):
         pod = Pod(name=pod_name(service, self._serial), service=service, node=node, address=self.node(node).address,
                   port=0)
         self._pods.append(pod)
-        self._ready_at[pod.name] = self.clock() + self.start_s(node)
+        self._start_beside(node, pod.name, self.start_s(node))
         return pod
+
+    def _start_beside(self, node: str, name: str | None, work: float = 0.0) -> None:
+        """A pod's start (``work`` s, its start alone) sharing the node's CPU with the starts still
+        under way there: as live, where six pods healed at once on a 0.9-core node are ready after
+        2.8 s, not the 0.43 s one alone takes. Each waiting pod's ready time is set again (also
+        when ``name`` is None: a start stopped half-way shares no more)."""
+        now = self.clock()
+        since, left = self._starting.get(node, (now, {}))
+        left = {p: w for p, w in zip(left, shared_progress(list(left.values()), now - since))
+                if w > 0 and p in self._ready_at}
+        if name is not None:
+            left[name] = work
+        self._starting[node] = (now, left)
+        for p, t in zip(left, shared_finish(list(left.values()))):
+            self._ready_at[p] = now + t
 
     def ready_at(self, pod: Pod) -> float:
         """When the pod is ready, on the run's clock."""
@@ -198,7 +242,8 @@ class SimCluster(Cluster):
         hold = self.terminating_s if self.terminating_s > 0 else self.stop_s(pod.node)
         if hold > 0 and self._up[pod.node]:
             self._terminating.append((self.clock() + hold, pod))
-        self._ready_at.pop(pod.name, None)
+        if self._ready_at.pop(pod.name, None) is not None and pod.name in self._starting.get(pod.node, (0.0, {}))[1]:
+            self._start_beside(pod.node, None)
         self._pods = [p for p in self._pods if p.name != pod.name]
         self._retired = [p for p in self._retired if p.name != pod.name]
         self._dead.discard(pod.name)

@@ -69,11 +69,14 @@ def test_self_healing_waits_for_its_pods_and_a_service_left_without_replicas_fai
     assert before["errors"] == 0 and before["recovery_s"] == 0.0
     healed = events(after)
     healed = healed[healed.kind == "healed"].iloc[0]
-    assert healed.detail["seconds"] == pytest.approx(2.0) and after["recovery_s"] == pytest.approx(2.0)
+    # the lost pods start together, sharing their node's CPU: ready after 2 s × the most on one node
+    together = max(healed.detail["nodes"].count(n) for n in healed.detail["nodes"])
+    took = 2.0 * together
+    assert together > 1 and healed.detail["seconds"] == pytest.approx(took) and after["recovery_s"] == pytest.approx(took)
     r = requests(after)
     failed = r[r.status != 200]
     assert after["errors"] == len(failed) > 5
-    assert failed.t_run.between(60, 62.1).all()  # only while the new pods start
+    assert failed.t_run.between(60, 60 + took + 0.1).all()  # only while the new pods start
     assert set(failed.error) == {"RuntimeError: no endpoint"}  # the entry had no replica: the generator's own
 
 
