@@ -369,7 +369,7 @@ def _load_now(sc: Scenario, t_run: float, modes: tuple[str, ...]) -> float | Non
     one of ``modes``; None otherwise."""
     if any(load.mode not in modes for load in sc.loads()):
         return None
-    return sum(next(s.value for s in reversed(load.steps) if s.at_s <= max(0.0, t_run)) for load in sc.loads())
+    return sum(load.value_at(t_run) for load in sc.loads())
 
 
 def open_rate(sc: Scenario, t_run: float) -> float | None:

@@ -343,7 +343,7 @@ class SimRun(RunBase):
         duration = self.plan.scenario.duration_s
         steps = [(s.at_s, int(s.value)) for s in spec.steps]
         rows: list[tuple[float, float | None]] = []
-        users_at = lambda t: next(v for a, v in reversed(steps) if a <= t)  # noqa: E731
+        users_at = lambda t: int(spec.value_at(t))  # noqa: E731
         starts = {u: steps[0][0] for u in range(steps[0][1])}
         for a, v in steps[1:]:
             for u in range(v):
@@ -379,9 +379,8 @@ class SimRun(RunBase):
         mix: dict[int | None, int] = {}
         for spec in self.plan.scenario.loads():
             if spec.mode == "closed":
-                users = next((int(s.value) for s in reversed(spec.steps) if s.at_s <= t), 0)
                 at = self.entry_index(interval, self.plan.app.resolve_entry(spec.entry))
-                mix[at] = mix.get(at, 0) + users
+                mix[at] = mix.get(at, 0) + int(spec.value_at(t))
         return tuple(sorted(((e, u) for e, u in mix.items() if u > 0), key=lambda eu: -1 if eu[0] is None else eu[0]))
 
     def closed_request_ms(self, interval: Interval, mix: tuple[tuple[int | None, int], ...],

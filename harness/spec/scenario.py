@@ -63,6 +63,10 @@ class Load(BaseModel):
             raise ValueError("closed-loop steps give whole numbers of users")
         return self
 
+    def value_at(self, t_run: float) -> float:
+        """Users or requests/s at ``t_run`` (seconds after the load starts): the latest step's value."""
+        return next(s.value for s in reversed(self.steps) if s.at_s <= max(0.0, t_run))
+
 
 class FaultParams(BaseModel):
     """What every fault has: when (seconds after the load starts) and its kind. Each fault kind
