@@ -52,13 +52,15 @@ def run(
     replica schedule or request stream, and let the policy reschedule through the one move loop.
     One run directory per policy and seed (<policy>-s<seed>); every request, event and placement
     is written to it as the run goes; a comparison table across policies is printed at the end.
-    Ctrl-C stops the load, recovers the nodes and keeps the results."""
+    Ctrl-C stops the load, recovers the nodes and keeps the results. A scenario of a family's own
+    world (world: servicegraph, SIL-GPO's) deploys each policy's decision of its instance as that
+    world's servers and plays its users' load, through the same run."""
     from harness.cli.output import console as make_console
     from rich.live import Live
 
     from harness.cli.options import renamed
     from harness.results.summary import columns, fmt, mean_rows, value
-    from harness.scenarios.session import prepare, run_session
+    from harness.scenarios.session import Session, prepare_live, run_session
     from harness.seeds import run_label
     from harness.testbed.open import open_cluster
 
@@ -71,14 +73,17 @@ def run(
         from harness.policies import split_refs
 
         names = split_refs(policy)
-        session = prepare(scenario, names, cluster.state, app_file, profile, model_dir, out)
-        warn_app(session.app, session.app_file)
+        session = prepare_live(scenario, names, cluster, app_file, profile, model_dir, out)
+        if isinstance(session, Session):
+            warn_app(session.app, session.app_file)
         console = make_console(stderr=json_out)
         console.print(f"{session.scenario.name}: {session.scenario.description}; policies {', '.join(names)} × "
                       f"{seeds} seeds from {seed}; results in {session.out}")
 
-        def done(s: dict) -> None:
-            console.print(f"  {run_label(s['policy'], s['seed'])}: mean {fmt(s.get('mean_ms'))} ms, p95 "
+        from rich.markup import escape
+
+        def done(s: dict) -> None:  # a label's [arguments] are text, not markup
+            console.print(f"  {escape(run_label(s['policy'], s['seed']))}: mean {fmt(s.get('mean_ms'))} ms, p95 "
                           f"{fmt(s.get('p95_ms'))} ms, {s.get('requests', 0)} requests, {s.get('errors', 0)} errors, "
                           f"{s['moves']} moves, recovery {fmt(s.get('recovery_s'))} s")
 

@@ -12,22 +12,24 @@ def scenarios(json_out: bool = typer.Option(False, "--json", help="Print the bui
                                             "of {name, description, app, duration_s, file}.")) -> None:
     """List the built-in scenarios (give 'harness run' a name from here, or a scenario file's path) and
     what a scenario file may contain: load shapes, several apps and loads, faults, the autoscaler,
-    replica schedules and request streams."""
-    from harness.scenarios.catalog import builtin_names, load_scenario
+    replica schedules and request streams. A scenario of a family's own world (world: servicegraph)
+    says so; 'harness run' plays it with that world's policies."""
+    from harness.scenarios.catalog import builtin_names, load_any_scenario
 
     if json_out:
         from harness.cli.output import print_json
 
         out = []
         for name in builtin_names():
-            sc, path = load_scenario(name)
-            out.append({"name": name, "description": sc.description, "app": sc.app, "duration_s": sc.duration_s,
-                        "file": path})
+            sc, path = load_any_scenario(name)
+            out.append({"name": name, "description": sc.description, "world": getattr(sc, "world", "cluster"),
+                        "app": getattr(sc, "app", None), "duration_s": sc.duration_s, "file": path})
         print_json(out)
         return
     for name in builtin_names():
-        sc, _ = load_scenario(name)
-        print(f"{name:15s} {sc.description}")
+        sc, _ = load_any_scenario(name)
+        world = getattr(sc, "world", "cluster")
+        print(f"{name:15s} {sc.description}" + ("" if world == "cluster" else f" [world: {world}]"))
     from harness import faults
 
     print(SHAPES.format(kinds="|".join(sorted(faults.load_all()))))
@@ -41,4 +43,5 @@ What a scenario file may use (harness/scenarios/*.yaml are examples; docs/scenar
   faults: [{{at_s, kind: {kinds}, ...}}]
   autoscaling: {{enabled, target_cpu, ...}}    the Kubernetes HPA on CPU
   replica_schedule: {{cycle_s, cycles: [{{SERVICE: REPLICAS, ...}}, ...]}}   fixed counts per cycle
-  request_stream: {{service (or a list), rate_per_s, mean_lifetime_s, replicas: [MIN, MAX]}}   deployment requests"""
+  request_stream: {{service (or a list), rate_per_s, mean_lifetime_s, replicas: [MIN, MAX]}}   deployment requests
+  world: servicegraph, instance: authors|seed-N, setting, load: {{busiest_rho | rate_scale}}   SIL-GPO's world instead"""

@@ -24,6 +24,9 @@ def describe_app(a) -> list[str]:
 
 
 def describe_scenario(sc) -> list[str]:
+    if getattr(sc, "world", "cluster") != "cluster":  # a family's own world: its fields as they are
+        fields = ", ".join(f"{k} {v}" for k, v in sc.model_dump(exclude={"name", "description", "world"}).items())
+        return [f"scenario '{sc.name}' of the {sc.world} world: {fields}"]
     loads = sc.load if isinstance(sc.load, list) else [sc.load]
     lines = [f"scenario '{sc.name}': {sc.duration_s:g} s, app {sc.app}, {len(loads)} load(s), {len(sc.faults)} fault(s)"]
     for i, ld in enumerate(loads):
@@ -94,9 +97,9 @@ def validate(file: Path = typer.Argument(..., help="A file to check: an app (μB
 def _check(kind: str, path: Path, warnings: list[str]) -> list[str]:
     """The file read as ``kind`` (a UserError on any problem): its summary lines."""
     if kind == "scenario":
-        from harness.scenarios.catalog import load_scenario
+        from harness.scenarios.catalog import load_any_scenario
 
-        return describe_scenario(load_scenario(str(path))[0])
+        return describe_scenario(load_any_scenario(str(path))[0])
     if kind == "inventory":
         from harness.spec.inventory import load_inventory
 

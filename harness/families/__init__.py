@@ -2,7 +2,7 @@
 learners, its baselines and its live pieces, with a README.md of its own. The shared core (spec, the ground's
 simulator, the move loop, scenarios, testbeds, results) never imports a family: it finds what
 the families add through its registries (``harness.policies``, ``harness.policies.world_learners``,
-``harness.leaderboard.worlds``, ``harness.scenarios.extras``), which import every family package
+``harness.scenarios.worlds``, ``harness.scenarios.extras``), which import every family package
 here once (``load``); a family package imports the modules that register themselves. Families
 do not import each other (import-linter contract "families are independent").
 """

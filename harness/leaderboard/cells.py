@@ -54,7 +54,7 @@ class Cell:
     terminating_s: float = 0.0
     profile: str | None = None  # the track's one profile file, if it names one
     gap_time_limit_s: float = 0.0
-    world: str = "cluster"  # or a family's own world (harness.leaderboard.worlds: "servicegraph", SIL-GPO's)
+    world: str = "cluster"  # or a family's own world (harness.scenarios.worlds: "servicegraph", SIL-GPO's)
 
     @property
     def key(self) -> tuple:
@@ -90,7 +90,7 @@ def track_app(app: str, scenario: str) -> "App":
 
 
 def policy_names(track: Track) -> list[str]:
-    from harness.leaderboard import worlds
+    from harness.scenarios import worlds
     from harness.policies import names
 
     if track.policies:
@@ -150,7 +150,7 @@ def coverage(board: Leaderboard, model_dir: Path) -> Coverage:
 
 def _world_coverage(track: Track, cov: Coverage, model_dir: Path) -> None:
     """A track in a family's own world: its policies join every instance they have what they need for."""
-    from harness.leaderboard import worlds
+    from harness.scenarios import worlds
 
     deployment = worlds.get(track.world)
     for name in policy_names(track):
@@ -221,7 +221,7 @@ def cell_folder(cell: Cell, live: bool = False) -> str:
 def play(cell: Cell, out: Path, model_dir: Path) -> list[dict]:
     """One cell in simulation: every joining policy's summary (with its ``run_dir``)."""
     if cell.world != "cluster":
-        from harness.leaderboard import worlds
+        from harness.scenarios import worlds
 
         return worlds.get(cell.world).play(cell, out, model_dir)
     from harness.scenarios.session import run_simulated
@@ -238,7 +238,7 @@ def play_live(cell: Cell, out: Path, model_dir: Path, cluster, state_dir: Path) 
     """One cell live on the testbed ``cluster`` (``harness run``'s session: every joining policy
     in turn, the load seeded by the cell's seed): every policy's summary (with its ``run_dir``)."""
     if cell.world != "cluster":
-        from harness.leaderboard import worlds
+        from harness.scenarios import worlds
 
         return worlds.get(cell.world).play_live(cell, out, model_dir, cluster)
     from harness.scenarios.session import run_session
@@ -251,7 +251,7 @@ def live_mismatch(track: Track, testbed: str) -> str | None:
     """Why a track's cells cannot be played on the testbed ``testbed`` names (another inventory)."""
     from harness.spec.inventory import load_inventory
 
-    from harness.leaderboard import worlds
+    from harness.scenarios import worlds
 
     default = None if track.world == "cluster" else worlds.get(track.world).INVENTORY
     inventory = track.inventory or default

@@ -1,7 +1,7 @@
 """A leaderboard file (``leaderboards/seeds.yaml``): versioned, a list of tracks. A track is a
 problem class: an inventory, the apps, the scenarios played on each, the metric it ranks by and
 the policies (default: every registered one whose abilities fit). A track of ``world:
-servicegraph`` is SIL-GPO's deployment problem instead (``harness.families.silgpo.leaderboard``): its
+servicegraph`` is SIL-GPO's deployment problem instead (``harness.families.silgpo.commands``): its
 apps are instances of that world (``authors``: the authors' default one; ``seed-N``: generated),
 its scenarios the settings (``default``, or one of Figs 8-10's: ``arrival=LOW,HIGH``,
 ``chain=LOW,HIGH``, ``requests=N``), its policies the deployment baselines and learners."""

@@ -21,26 +21,20 @@ def locust_prefix(requests_file: Path) -> Path:
     return requests_file.with_name(f"locust{middle}")
 
 
-class LoadGenerator:
-    def __init__(self, cluster: Cluster, node: str, gateway: str, load: Load, duration_s: float, out: Path,
-                 seed: int | None, log: Path):
-        self.cluster, self.node, self.out, self.log = cluster, node, out, log
-        self.schedule = log.with_suffix(".schedule.json")
-        self.ready = log.with_suffix(".started")
-        self.schedule.write_text(json.dumps({"mode": load.mode, "steps": [s.model_dump() for s in load.steps],
-                                             "trace": [e.model_dump() for e in load.trace],
-                                             "duration_s": duration_s, "timeout_s": load.timeout_s}))
-        self.argv = [sys.executable, "-m", "harness.loadgen.worker", "--endpoints", str(cluster.endpoints_file.resolve()),
-                     "--service", gateway, "--schedule", str(self.schedule), "--out", str(out),
-                     "--ready", str(self.ready), "--csv", str(locust_prefix(out)),
-                     "--html", f"{locust_prefix(out)}_report.html"]
-        if seed is not None:
-            self.argv += ["--seed", str(seed)]
+class LoadProcess:
+    """A load generator's process in a client node: started, waited for until it writes its
+    ``ready`` file (the Unix time its load began, then a newline), watched, its CPU measured,
+    stopped. What it runs is ``argv``: Locust's worker (``LoadGenerator``), or a family's own
+    generator (SIL-GPO's typed Poisson arrivals, ``harness.families.silgpo.load``), each writing
+    its request log in the run directory's columns (``harness.results.rundir.REQUEST_FIELDS``)."""
+
+    def __init__(self, cluster: Cluster, node: str, argv: list[str], out: Path, log: Path, ready: Path):
+        self.cluster, self.node, self.argv, self.out, self.log, self.ready = cluster, node, argv, out, log, ready
         self.proc: NodeProcess | None = None
         self.cpu_seconds = 0.0
 
     def start(self, timeout: float = 30) -> float:
-        """Start the worker and wait until Locust is set up; returns when the load began (Unix s)."""
+        """Start the process and wait until its load is set up; returns when the load began (Unix s)."""
         self.ready.unlink(missing_ok=True)
         self.proc = self.cluster.start_process(self.node, self.argv, log=self.log)
         deadline = time.monotonic() + timeout
@@ -88,6 +82,24 @@ class LoadGenerator:
                 self.proc.kill()
                 return self.proc.wait(5)
         return self.proc.poll()
+
+
+class LoadGenerator(LoadProcess):
+    """Locust's worker (``harness.loadgen.worker``) playing one of a scenario's loads."""
+
+    def __init__(self, cluster: Cluster, node: str, gateway: str, load: Load, duration_s: float, out: Path,
+                 seed: int | None, log: Path):
+        self.schedule = log.with_suffix(".schedule.json")
+        ready = log.with_suffix(".started")
+        self.schedule.write_text(json.dumps({"mode": load.mode, "steps": [s.model_dump() for s in load.steps],
+                                             "trace": [e.model_dump() for e in load.trace],
+                                             "duration_s": duration_s, "timeout_s": load.timeout_s}))
+        argv = [sys.executable, "-m", "harness.loadgen.worker", "--endpoints", str(cluster.endpoints_file.resolve()),
+                "--service", gateway, "--schedule", str(self.schedule), "--out", str(out),
+                "--ready", str(ready), "--csv", str(locust_prefix(out)), "--html", f"{locust_prefix(out)}_report.html"]
+        if seed is not None:
+            argv += ["--seed", str(seed)]
+        super().__init__(cluster, node, argv, out, log, ready)
 
 
 class RequestTail:

@@ -23,7 +23,8 @@ WORLDS = {  # what each world is, and where its policies run
     "multicluster": ("HephaestusForge's world: deployment requests admitted onto clusters",
                      "harness train; python -m studies.hephaestus.baselines"),
     "servicegraph": ("SIL-GPO's world: service instances deployed on edge servers",
-                     "harness train; a leaderboard track with world: servicegraph; python -m studies.silgpo.baselines"),
+                     "harness train; harness run with a world: servicegraph scenario (silgpo-edge); a leaderboard "
+                     "track with world: servicegraph; python -m studies.silgpo.baselines"),
 }
 # what a policy of each world does, beside training
 WORLD_ABILITY = {"multicluster": "admit", "servicegraph": "deploy"}

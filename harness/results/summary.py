@@ -13,6 +13,10 @@ COLUMNS = ("policy", "seed", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "under_thr
            "cost_delay_gap")
 # a run with deployment requests (a request stream) adds HephaestusForge's measures
 ADMISSION_COLUMNS = ("request_rejection_rate", "replica_cost", "gini_sites")
+# runs of a family's own world (harness.scenarios.world_run: nothing moves, no pods) have the
+# latency columns and their model's expectation
+WORLD_COLUMNS = ("policy", "seed", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "under_threshold", "rps", "errors",
+                 "expected_ms")
 
 
 def had_requests(rows: list[dict]) -> bool:
@@ -21,7 +25,10 @@ def had_requests(rows: list[dict]) -> bool:
 
 
 def columns(rows: list[dict]) -> tuple[str, ...]:
-    """The comparison's columns for these runs: COLUMNS, and ADMISSION_COLUMNS after a request stream."""
+    """The comparison's columns for these runs: COLUMNS, and ADMISSION_COLUMNS after a request
+    stream; WORLD_COLUMNS when every run is of a family's own world."""
+    if rows and all(r.get("scenario_world") for r in rows):
+        return WORLD_COLUMNS
     return COLUMNS + ADMISSION_COLUMNS if had_requests(rows) else COLUMNS
 
 

@@ -21,7 +21,19 @@ def builtin_names() -> list[str]:
 
 
 def load_scenario(name_or_path: str) -> tuple[Scenario, str]:
-    """A built-in name or a file path -> (scenario, where it came from)."""
+    """A built-in name or a file path -> (scenario, where it came from); a scenario of a family's
+    own world (``world:``) is one UserError line: only ``harness run`` plays those."""
+    sc, path = load_any_scenario(name_or_path)
+    if not isinstance(sc, Scenario):
+        raise UserError(f"a scenario of the {sc.world} world, not of apps on a cluster: 'harness run' plays it live",
+                        source=path, field="world")
+    return sc, path
+
+
+def load_any_scenario(name_or_path: str):
+    """A built-in name or a file path -> (scenario, where it came from): a ``Scenario`` of apps on
+    the one ground's cluster, or, for a file with ``world: NAME``, that world's scenario
+    (``harness.scenarios.worlds``)."""
     path = Path(name_or_path)
     if not path.exists() and name_or_path in builtin_names():
         path = Path(str(builtin_dir() / f"{name_or_path}.yaml"))
@@ -31,11 +43,24 @@ def load_scenario(name_or_path: str) -> tuple[Scenario, str]:
         raise UserError(f"no scenario file and no built-in scenario of that name (built-in: {', '.join(builtin_names())})",
                         source=name_or_path)
     doc = read_document(path)
+    if isinstance(doc, dict) and doc.get("world", "cluster") != "cluster":
+        return _world_scenario(doc, path), str(path)
     if isinstance(doc, dict):
         _read_load_files(doc, path)
     sc = parse_model(Scenario, doc, str(path))
     typed = [faults.parse(f, f"faults[{i}]", str(path)) for i, f in enumerate(sc.faults)]
     return sc.model_copy(update={"faults": typed}), str(path)
+
+
+def _world_scenario(doc: dict, path: Path):
+    from harness.scenarios import worlds
+
+    try:
+        world = worlds.get(str(doc["world"]))
+    except KeyError:
+        raise UserError(f"no world {doc['world']!r} (worlds: cluster, {', '.join(worlds.names())})",
+                        source=str(path), field="world") from None
+    return parse_model(world.scenario_model(), doc, str(path))
 
 
 def _read_load_files(doc: dict, path: Path) -> None:

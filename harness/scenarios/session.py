@@ -27,10 +27,22 @@ from harness.scenarios.run import Plan
 from harness.seeds import run_folder, seed_list
 from harness.spec.app import App, app_to_json, compose, load_app
 from harness.spec.profile import Profile, compose_profiles, load_profile
-from harness.scenarios.catalog import app_path, load_scenario
+from harness.scenarios.catalog import app_path, load_any_scenario
 from harness.spec.scenario import Scenario
 from harness.spec.testbed_state import state_path
 from harness.testbed.cluster import Cluster
+
+
+@dataclass
+class WorldSession:
+    """A session of a scenario of a family's own world (``harness.scenarios.worlds``)."""
+
+    world: str
+    scenario: object  # the world's scenario model
+    scenario_file: str | None  # None: made in code (a leaderboard cell's)
+    plays: dict  # policy label -> its decision, ready to play (harness.scenarios.world_run.Play)
+    out: Path
+    model_dir: Path
 
 
 @dataclass
@@ -156,7 +168,10 @@ def prepare(scenario_ref: str, policies: list[str], state, app_override: Path | 
     """Everything a session needs, checked against the testbed before anything runs; its results
     go to ``results/<utc>-<scenario><suffix>`` (or ``results/<folder>``)."""
     check_writable(results)
-    sc, sc_file = load_scenario(scenario_ref)
+    sc, sc_file = load_any_scenario(scenario_ref)
+    if not isinstance(sc, Scenario):
+        raise UserError(f"a scenario of the {sc.world} world: 'harness run' plays it (it has no app to simulate "
+                        "on a cluster)", source=sc_file, field="world")
     app_files = find_workloads(sc, app_override)
     apps = [with_replicas(load_app(f), sc.replicas) for f in app_files]
     app, app_file = compose(apps), app_files[0]  # several apps: deployed together as one, each its own entry
@@ -169,12 +184,56 @@ def prepare(scenario_ref: str, policies: list[str], state, app_override: Path | 
     return Session(sc, sc_file, app, app_file, profile, profile_file, built, results / (folder or f"{stamp}-{sc.name}{suffix}"))
 
 
-def run_session(cluster: Cluster, state, state_dir: Path, session: Session, seeds: int = 1, first_seed: int = 0,
-                on_tick: Callable[[Live], None] | None = None, on_done: Callable[[dict], None] | None = None) -> list[dict]:
-    """The session's scenario played live on ``cluster`` for each seed (``seeds`` of them from
-    ``first_seed``: ``harness.seeds.seed_list``) and policy, the policies taking turns within each
-    seed; the seed seeds the load generator. One run directory per policy and seed
-    (``<policy>-s<seed>``) and the comparison beside them."""
+def prepare_live(scenario_ref: str, policies: list[str], cluster: Cluster, app_override: Path | None,
+                 profile_override: Path | None, model_dir: Path, results: Path) -> Session | WorldSession:
+    """What ``harness run`` plays: a session of apps on the cluster (``prepare``), or of a family's
+    own world when the scenario file names one (``world:``)."""
+    sc, sc_file = load_any_scenario(scenario_ref)
+    if isinstance(sc, Scenario):
+        return prepare(scenario_ref, policies, cluster.state, app_override, profile_override, model_dir, results)
+    from harness.scenarios import worlds
+
+    for flag, given in (("--app", app_override), ("--profile", profile_override)):
+        if given is not None:
+            raise UserError(f"a scenario of the {sc.world} world has no app or profile", field=flag)
+    check_writable(results)
+    plays = worlds.get(sc.world).plays(sc, policies, model_dir, cluster)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return WorldSession(sc.world, sc, sc_file, plays, results / f"{stamp}-{sc.name}", model_dir)
+
+
+def run_world_session(cluster: Cluster, session: WorldSession, seeds: int = 1, first_seed: int = 0,
+                      on_tick: Callable[[Live], None] | None = None,
+                      on_done: Callable[[dict], None] | None = None) -> list[dict]:
+    """A world's scenario played live for each seed and policy, the policies taking turns within
+    each seed (seed k seeds the load); a run directory per policy and seed, the comparison beside."""
+    import json
+
+    import yaml
+
+    from harness.scenarios.world_run import WorldLiveRun
+
+    check_clean(cluster)
+    rows: list[dict] = []
+    testbed = yaml.safe_dump(cluster.state.model_dump(mode="json"), sort_keys=False)
+    scenario_yaml = yaml.safe_dump(session.scenario.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+    for seed in seed_list(seeds, first_seed):
+        for name, play in session.plays.items():
+            out = RunDir(session.out / run_folder(name, seed))
+            out.save_input("scenario.yaml", scenario_yaml)
+            out.save_input("testbed.yaml", testbed)
+            out.save_input("deployment.json", json.dumps({"policy": name, "placement": play.placement()}, indent=1))
+            model = getattr(play, "model_file", None)
+            out.save_policy(name, Path(model) if model else None)
+            out.save_harness(shipped.ROOT, sys.argv)
+            summary = WorldLiveRun(cluster, session.scenario, name, play, seed, out, on_tick).run()
+            done(rows, summary, out, session, on_done)
+    return rows
+
+
+def check_clean(cluster: Cluster) -> None:
+    """The testbed as a run must find it: no app deployed, every node up, no process of an
+    earlier run left; one UserError line saying how to get there otherwise."""
     if cluster.pods():
         raise UserError("an app is deployed; 'harness undeploy' first, so every policy starts from the same testbed")
     if down := [n.name for n in cluster.nodes if n.role != "client" and not cluster.node_up(n.name)]:
@@ -184,6 +243,18 @@ def run_session(cluster: Cluster, state, state_dir: Path, session: Session, seed
         where = ", ".join(f"{node} ({len(pids)})" for node, pids in strays.items())
         raise UserError(f"processes of an earlier run that was killed still run on the nodes ({where}); "
                         "'harness undeploy' stops them")
+
+
+def run_session(cluster: Cluster, state, state_dir: Path, session: Session, seeds: int = 1, first_seed: int = 0,
+                on_tick: Callable[[Live], None] | None = None, on_done: Callable[[dict], None] | None = None) -> list[dict]:
+    """The session's scenario played live on ``cluster`` for each seed (``seeds`` of them from
+    ``first_seed``: ``harness.seeds.seed_list``) and policy, the policies taking turns within each
+    seed; the seed seeds the load generator. One run directory per policy and seed
+    (``<policy>-s<seed>``) and the comparison beside them. A session of a family's own world
+    is that world's (``run_world_session``)."""
+    if isinstance(session, WorldSession):
+        return run_world_session(cluster, session, seeds, first_seed, on_tick, on_done)
+    check_clean(cluster)
     check_policies(session, state, cluster)
     rows: list[dict] = []
     testbed = state_path(state_dir).read_text()

@@ -267,7 +267,7 @@ def test_a_track_in_silgpos_world_ranks_the_deployment_baselines_and_a_learner_w
         sum(mean["random", a] / mean["preferred", a] for a in ("seed-0", "seed-1")) / 2)
     assert "ratio to preferred" in r.stdout
     # every number traceable: the run's deployment scores what the row says
-    from harness.families.silgpo.leaderboard import world
+    from harness.families.silgpo.commands import world
     from harness.families.silgpo.world import delay
 
     row = next(x for x in delays if x["policy"] == "random" and x["seed"] == "1")

@@ -18,7 +18,8 @@ from harness.testbed.simulated import simulated_state
 from tests.conftest import REPO
 
 STATE = simulated_state(load_inventory(None))
-BUILT_IN = sorted(p.stem for p in (REPO / "harness/scenarios").glob("*.yaml") if p.stem != "admission")
+BUILT_IN = sorted(p.stem for p in (REPO / "harness/scenarios").glob("*.yaml")
+                  if p.stem != "admission" and "world:" not in p.read_text())  # a family's own world's: harness run only
 
 
 def with_lifecycle(profile, ready: float = 1.5, ready_sd: float = 0.0, gone: float = 0.5, jitter: float = 0.0):

@@ -62,8 +62,10 @@ def test_users_and_request_streams_are_bounded(tmp_path):
 
 
 def test_the_shipped_scenarios_are_within_the_limits():
+    from harness.scenarios.catalog import load_any_scenario
+
     for path in sorted((REPO / "harness" / "scenarios").glob("*.yaml")):
-        load_scenario(str(path))
+        load_any_scenario(str(path))
 
 
 PROFILE = json.loads((REPO / "profiles" / "chain.reach-local.json").read_text())

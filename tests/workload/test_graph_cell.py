@@ -81,8 +81,8 @@ def test_a_chain_follows_eq_52_and_takes_the_models_time(tmp_path):
             p.wait(10)
     assert len(rows) > 40 and all(r["status"] == "200" for r in rows)
     paths = [r["servers"] for r in rows]
-    assert set(paths) <= {"0,1,2", "0,2,2"}  # s0 where the request enters; s2 only on server 2
-    share = sum(p == "0,1,2" for p in paths) / len(paths)
+    assert set(paths) <= {"0 1 2", "0 2 2"}  # s0 where the request enters; s2 only on server 2
+    share = sum(p == "0 1 2" for p in paths) / len(paths)
     assert share == pytest.approx(2 / 3, abs=4 * np.sqrt(2 / 9 / len(paths)))
     # the model (RTT 0 on loopback): queues, the packet, two hops' outputs and the return, once each
     expected = plan.expected_s(g, X, np.zeros((3, 3)), np.zeros(3))[0] * 1000
@@ -98,3 +98,38 @@ def test_a_deployment_scaled_to_light_load_keeps_its_shape():
     assert plan.max_utilisation(light, X) == pytest.approx(0.5)
     assert np.allclose(light.rate / g.rate, light.rate[0] / g.rate[0])
     assert replace(light, rate=g.rate).rate[0] == g.rate[0]
+
+
+def test_the_users_stopped_by_sigterm_write_every_request_in_flight_as_unfinished(tmp_path):
+    import signal
+    import socket
+    import time
+
+    from harness.loadgen import UNFINISHED
+    from harness.results.rundir import REQUEST_FIELDS
+
+    silent = socket.socket()  # accepts connections, never answers: every request stays in flight
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(512)
+    load = tmp_path / "load.json"
+    load.write_text(json.dumps({"duration_s": 20, "seed": 1, "timeout_s": 60, "types": [
+        {"type": 0, "rate": 20.0, "entry": f"127.0.0.1:{silent.getsockname()[1]}", "chain": ["s0"], "first_s": 0.0}]}))
+    out, ready = tmp_path / "requests.csv", tmp_path / "started"
+    proc = subprocess.Popen([sys.executable, "-m", "harness.families.silgpo.load", "--load", str(load), "--out", str(out),
+                             "--ready", str(ready)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while not (ready.exists() and ready.read_text().endswith("\n")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        t0 = float(ready.read_text())
+        time.sleep(max(0.0, t0 + 1.5 - time.time()))
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0, proc.stderr.read()
+    finally:
+        proc.kill()
+        silent.close()
+    rows = list(csv.DictReader(open(out)))
+    assert tuple(rows[0])[:len(REQUEST_FIELDS)] == REQUEST_FIELDS
+    assert 10 <= len(rows) <= 60  # about 1.5 s of 20/s, then no more arrivals
+    assert all(r["error"] == UNFINISHED and r["status"] == "0" and r["entry"] == "type-0" for r in rows)
+    assert all(t0 <= float(r["t_send"]) <= t0 + 2.5 for r in rows)

@@ -2,4 +2,4 @@
 PPO with self-imitation over graph attention, the authors' RSDQL, the deployment baselines, and
 the deployments played live. See ``harness/families/silgpo/README.md``."""
 
-from harness.families.silgpo import baselines, leaderboard, learners  # noqa: F401 — they register themselves
+from harness.families.silgpo import baselines, commands, learners  # noqa: F401 — they register themselves

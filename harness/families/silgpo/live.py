@@ -1,54 +1,84 @@
-"""SIL-GPO's deployments measured on a testbed: each server of an instance on a node, its
-services as ``harness.families.silgpo.cell`` processes, the users' open-loop requests from the
-client node (``graph_load``), every request recorded; beside each request type's measured mean,
-the model's (``servicegraph_plan.expected_s``, with the testbed's configured RTTs).
+"""SIL-GPO's deployments played live through the common run (``harness run`` with a scenario of
+``world: servicegraph``; ``harness.scenarios.world_run``): each server of an instance on a node,
+its services as ``harness.families.silgpo.cell`` processes, the users' open-loop requests from the
+client node (``harness.families.silgpo.load``), every request recorded in the run directory; beside
+each request type's measured mean, the model's (``live_plan.expected_s``, with the testbed's
+configured RTTs).
 
-Deployments take turns within a repeat, as ``harness run``'s policies do, so the host's drift
-falls on all alike. Processes started are stopped whatever ends the run (Ctrl-C included);
-what is left of an interrupted clean-up is in the nodes' cgroups, which ``harness teardown``
-empties.
+A scenario file of this world names the instance (``authors`` or ``seed-N``), the setting of Figs
+8-10 (``default``, or ``arrival=LOW,HIGH``, ``chain=LOW,HIGH``, ``requests=N``) and the load: the
+paper's rates scaled by ``rate_scale``, or so that the busiest queue of any of the session's
+deployments runs at ``busiest_rho`` (light load: the host's timers do not decide the queueing).
+The deployments are built in the authors' code's form, as every figure of the paper scores them,
+and played in the paper's (seconds: a live run has one unit, time).
 """
 
 from __future__ import annotations
 
-import csv
 import json
+import re
 import sys
 import time
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Literal
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from harness.errors import UserError
 from harness.families.silgpo import live_plan as plan
-from harness.families.silgpo.world import ServiceGraph
+from harness.families.silgpo.load import entry_name
+from harness.families.silgpo.world import ServiceGraph, delay, paper_units
+from harness.loadgen.process import LoadProcess
+from harness.spec.names import Name
 from harness.testbed.cluster import Cluster
 
 PORT = 18090  # the servers' port in every node (pods' cells use others)
+WORLD = "servicegraph"
 
 
-@dataclass
-class Measured:
-    deployment: str
-    repeat: int
-    folder: Path
-    per_type: dict[int, tuple[float, int]]  # type -> (mean latency ms, requests)
-    expected_ms: np.ndarray  # (R,) the model's
-    failed: int
+class ServiceGraphLoad(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    busiest_rho: float | None = Field(None, gt=0, lt=1, description="scale the rates so the busiest queue of any "
+                                      "deployment in the session runs at this utilisation")
+    rate_scale: float | None = Field(None, gt=0, le=1, description="the paper's rates times this")
+    timeout_s: float = Field(30.0, gt=0, le=300, description="a request unanswered this long after it was due fails")
 
-    @property
-    def mean_ms(self) -> float:
-        """The mean over every request (types weigh by their rates, as the model's total does)."""
-        total = sum(ms * n for ms, n in self.per_type.values())
-        return total / max(1, sum(n for _, n in self.per_type.values()))
+    @model_validator(mode="after")
+    def _one(self):
+        if (self.busiest_rho is None) == (self.rate_scale is None):
+            raise ValueError("give one of busiest_rho and rate_scale")
+        return self
 
-    @property
-    def expected_mean_ms(self) -> float:
-        counts = np.array([self.per_type.get(r, (0.0, 0))[1] for r in range(len(self.expected_ms))], float)
-        return float((self.expected_ms * counts).sum() / max(1.0, counts.sum()))
+
+class ServiceGraphScenario(BaseModel):
+    """A scenario file of SIL-GPO's world."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    world: Literal["servicegraph"]
+    name: Name
+    description: str
+    duration_s: float = Field(gt=0, le=3600)
+    warmup_s: float = Field(5.0, ge=0)
+    threshold_ms: float = Field(250.0, gt=0)
+    instance: str = Field("authors", description="authors (their generator, seed 3) or seed-N (harness's generator)")
+    setting: str = Field("default", description="default, or a setting of Figs 8-10: arrival=LOW,HIGH, "
+                         "chain=LOW,HIGH, requests=N (generated instances only)")
+    load: ServiceGraphLoad
+
+    @field_validator("instance")
+    @classmethod
+    def _instance(cls, v: str) -> str:
+        if v != "authors" and not re.fullmatch(r"seed-\d+", v):
+            raise ValueError(f"expected authors or seed-N, got {v!r}")
+        return v
+
+    @model_validator(mode="after")
+    def _warmup(self):
+        if self.warmup_s >= self.duration_s:
+            raise ValueError(f"warmup_s ({self.warmup_s:g}) is not below duration_s ({self.duration_s:g})")
+        return self
 
 
 def servers_on(cluster: Cluster, g: ServiceGraph) -> tuple[list[str], str]:
@@ -84,62 +114,129 @@ def wait_healthy(addresses: list[str], procs, timeout: float = 30) -> None:
             time.sleep(0.05)
 
 
-def measure(cluster: Cluster, g: ServiceGraph, X: np.ndarray, name: str, repeat: int, duration_s: float,
-            folder: Path, seed: int) -> Measured:
-    """One deployment for ``duration_s`` of load: its servers started, the load played, all stopped."""
-    servers, client = servers_on(cluster, g)
-    folder.mkdir(parents=True, exist_ok=True)
-    addresses = [f"{cluster.node(s).address}:{PORT}" for s in servers]
-    procs = []
-    try:
-        for n, server_plan in enumerate(plan.server_plans(g, X)):
+class ServiceGraphPlay:
+    """One deployment ``X`` of the instance ``g`` (paper form, rates as the session plays them)
+    on the testbed's servers (``harness.scenarios.world_run.Play``)."""
+
+    def __init__(self, g: ServiceGraph, X: np.ndarray, servers: list[str], client: str,
+                 rtts: tuple[np.ndarray, np.ndarray], timeout_s: float, rate_scale: float, full: dict):
+        self.g, self.X, self.servers, self.client, self.rtts = g, np.asarray(X), servers, client, rtts
+        self.timeout_s, self.rate_scale, self.full = timeout_s, rate_scale, full
+        self.procs: list = []
+        self.addresses: list[str] = []
+        self.model_file: Path | None = None  # a learner's model (kept in the run's inputs)
+
+    def placement(self) -> dict[str, list[str]]:
+        return {plan.service_name(m): [self.servers[n] for n in range(self.g.N) for _ in range(int(self.X[m, n]))]
+                for m in range(self.g.S) if self.X[m].sum()}
+
+    def deploy(self, cluster: Cluster, folder: Path) -> None:
+        self.addresses = [f"{cluster.node(s).address}:{PORT}" for s in self.servers]
+        self.procs = []
+        for n, server_plan in enumerate(plan.server_plans(self.g, self.X)):
             if not server_plan["services"]:
                 continue  # nothing deployed there: no process (a route never leads to it)
             f = folder / f"server-{n}.json"
-            f.write_text(json.dumps({**server_plan, "addresses": addresses}))
-            procs.append((addresses[n], cluster.start_process(
-                servers[n], [sys.executable, "-m", "harness.families.silgpo.cell", "--plan", str(f), "--port", str(PORT),
-                             "--seed", str(seed * 1000 + n)], log=folder / f"server-{n}.log")))
-        wait_healthy([a for a, _ in procs], [p for _, p in procs])
-        types = [{**t, "entry": addresses[t["entry"]]} for t in plan.request_types(g)]
-        load = folder / "load.json"
-        load.write_text(json.dumps({"duration_s": duration_s, "seed": seed, "timeout_s": 60, "types": types}))
-        out = cluster.run_in_node(client, [sys.executable, "-m", "harness.families.silgpo.load", "--load", str(load),
-                                           "--out", str(folder / "requests.csv")], timeout=duration_s + 120)
-        if out.returncode != 0:
-            raise RuntimeError(f"the load generator failed: {out.stderr.strip()[-300:]}")
-    finally:
-        for _, p in procs:
+            f.write_text(json.dumps({**server_plan, "addresses": self.addresses}))
+            self.procs.append((self.addresses[n], cluster.start_process(
+                self.servers[n], [sys.executable, "-m", "harness.families.silgpo.cell", "--plan", str(f),
+                                  "--port", str(PORT), "--seed", str(n)], log=folder / f"server-{n}.log")))
+        wait_healthy([a for a, _ in self.procs], [p for _, p in self.procs])
+
+    def load(self, cluster: Cluster, folder: Path, seed: int, duration_s: float) -> LoadProcess:
+        types = [{**t, "entry": self.addresses[t["entry"]]} for t in plan.request_types(self.g)]
+        spec = folder / "load.json"
+        spec.write_text(json.dumps({"duration_s": duration_s, "seed": seed, "timeout_s": self.timeout_s,
+                                    "types": types}))
+        out, ready = folder / "requests.csv", folder / "loadgen.started"
+        return LoadProcess(cluster, self.client, [sys.executable, "-m", "harness.families.silgpo.load", "--load",
+                                                  str(spec), "--out", str(out), "--ready", str(ready)],
+                           out, folder / "loadgen.log", ready)
+
+    def loads(self) -> list[dict]:
+        return [{"mode": "open", "entry": entry_name(t["type"]), "rate": round(t["rate"], 6),
+                 "server": self.servers[t["entry"]], "chain": t["chain"]} for t in plan.request_types(self.g)]
+
+    def expected_ms(self) -> np.ndarray:
+        """(R,) the model's mean latency of each request type, with the testbed's RTTs."""
+        return plan.expected_s(self.g, self.X, *self.rtts) * 1000
+
+    def metrics(self, requests) -> dict:
+        """Per request type the measured mean beside the model's, and the model's mean over the
+        requests measured (types weigh by their counts, as the measured mean does)."""
+        from harness.results.summary import ok_mask
+
+        expected = self.expected_ms()
+        ok = requests[ok_mask(requests)]
+        per_type, counts = [], np.zeros(len(expected))
+        for r in range(len(expected)):
+            mine = ok[ok.entry == entry_name(r)].latency_ms.to_numpy(float)
+            counts[r] = len(mine)
+            per_type.append({"type": r, "requests": len(mine), "expected_ms": round(float(expected[r]), 3),
+                             "measured_ms": round(float(mine.mean()), 3) if len(mine) else None})
+        return {"expected_ms": round(float((expected * counts).sum() / max(1.0, counts.sum())), 3),
+                "per_type": per_type, "rate_scale": round(self.rate_scale, 6),
+                "busiest_rho": round(plan.max_utilisation(self.g, self.X), 4), **self.full}
+
+    def stop(self, cluster: Cluster) -> None:
+        for _, p in self.procs:
             p.terminate()
-        for _, p in procs:
+        for _, p in self.procs:
             try:
                 p.wait(10)
             except Exception:  # noqa: BLE001 - one that will not stop is killed
                 p.kill()
-    rows = list(csv.DictReader(open(folder / "requests.csv")))
-    per_type: dict[int, list[float]] = {}
-    for r in rows:
-        if r["status"] == "200":
-            per_type.setdefault(int(r["type"]), []).append(float(r["latency_ms"]))
-    between, from_client = rtts_s(cluster, servers, client)
-    expected = plan.expected_s(g, X, between, from_client) * 1000
-    m = Measured(name, repeat, folder, {t: (float(np.mean(v)), len(v)) for t, v in sorted(per_type.items())},
-                 expected, sum(r["status"] != "200" for r in rows))
-    (folder / "summary.json").write_text(json.dumps({
-        "deployment": name, "repeat": repeat, "mean_ms": m.mean_ms, "expected_mean_ms": m.expected_mean_ms,
-        "failed": m.failed, "requests": len(rows),
-        "per_type": [{"type": t, "measured_ms": ms, "requests": n, "expected_ms": float(expected[t])}
-                     for t, (ms, n) in m.per_type.items()]}, indent=1))
-    return m
+        self.procs = []
 
 
-def run(cluster: Cluster, g: ServiceGraph, deployments: dict[str, np.ndarray], repeats: int, duration_s: float,
-        out: Path, seed: int = 0, on_done: Callable[[Measured], None] = lambda m: None) -> list[Measured]:
-    """Every deployment in turn within each repeat; repeat k's load is seeded by ``seed + k``."""
-    results = []
-    for k in range(repeats):
-        for name, X in deployments.items():
-            m = measure(cluster, g, X, name, k + 1, duration_s, out / f"{name}-r{k + 1}", seed + k)
-            results.append(m)
-            on_done(m)
-    return results
+def plays(scenario: ServiceGraphScenario, names: list[str], model_dir: Path, cluster: Cluster,
+          deploy_seed: int = 0) -> dict[str, ServiceGraphPlay]:
+    """Each policy's deployment of the scenario's instance, ready to play on ``cluster``
+    (``deploy_seed`` seeds the randomised baselines); a name that is no policy of this world, or
+    a learner without a model trained on the instance, is one UserError line, before anything
+    is deployed."""
+    from harness.families.silgpo.commands import LEARNERS, model_file, policy_names, world
+
+    from harness.policies import parse_ref
+
+    known = policy_names()
+    words, models = [], {}
+    for name in names:
+        ref, args = parse_ref(name)
+        word, _, at = ref.partition("@")
+        if word not in known or at not in ("", WORLD):
+            from harness.policies.catalog import elsewhere
+
+            why = elsewhere(ref, WORLD) or f"no policy is named {ref!r}"
+            raise UserError(f"{why}; a servicegraph scenario's policies: {', '.join(known)}", field="--policy")
+        if set(args) - {"model"} or (args and word not in LEARNERS):
+            raise UserError(f"{name!r}: a servicegraph scenario's policies take no arguments but a learner's "
+                            "[model=PATH]", field="--policy")
+        words.append(word)
+        models[name] = Path(args["model"]) if args else model_file(word, scenario.instance, scenario.setting, model_dir)
+    code_form = world(scenario.instance, scenario.setting).build()
+    xs = {name: deployment_of(word, scenario, code_form, models[name], deploy_seed) for name, word in zip(names, words)}
+    g = paper_units(code_form)
+    scale = scenario.load.rate_scale or plan.scale_for(g, list(xs.values()), scenario.load.busiest_rho)
+    light = plan.scaled(g, scale)
+    servers, client = servers_on(cluster, light)
+    rtts = rtts_s(cluster, servers, client)
+    out = {}
+    for name, word in zip(names, words):
+        full = {"total_delay": round(delay(code_form, xs[name]).total, 4),
+                "total_delay_s": round(delay(g, xs[name]).total, 4)}
+        out[name] = ServiceGraphPlay(light, xs[name], servers, client, rtts, scenario.load.timeout_s, scale, full)
+        if word in LEARNERS:
+            out[name].model_file = models[name]
+    return out
+
+
+
+def deployment_of(word: str, scenario: ServiceGraphScenario, g: ServiceGraph, model: Path, seed: int) -> np.ndarray:
+    """A deployer's deployment of ``g`` (its randomness seeded by ``seed``), or a learner's by its model."""
+    from harness.families.silgpo.baselines import DEPLOYERS
+    from harness.families.silgpo.commands import learned
+
+    if word in DEPLOYERS:
+        return DEPLOYERS[word](g, np.random.default_rng(seed))
+    return learned(word, g, model, scenario.instance, scenario.setting)

@@ -90,9 +90,18 @@ def max_utilisation(g: ServiceGraph, X: np.ndarray) -> float:
     return float((lam[on] / (X[on] * g.mu[:, None].repeat(g.N, 1)[on])).max())
 
 
+def scale_for(g: ServiceGraph, deployments: list[np.ndarray], rho: float) -> float:
+    """The factor on every request's rate that makes the busiest queue of any of ``deployments``
+    run at ``rho`` (light load: this host's timers and the testbed are judged where a few
+    percent of extra service time do not decide the queueing)."""
+    return rho / max(max_utilisation(g, X) for X in deployments)
+
+
+def scaled(g: ServiceGraph, factor: float) -> ServiceGraph:
+    """The same instance with every request's rate times ``factor``."""
+    return replace(g, rate=g.rate * factor)
+
+
 def scaled_to(g: ServiceGraph, deployments: list[np.ndarray], rho: float) -> ServiceGraph:
-    """The same instance with every request's rate scaled so that the busiest queue of any of
-    ``deployments`` runs at ``rho`` (light load: this host's timers and the testbed are judged
-    where a few percent of extra service time do not decide the queueing)."""
-    worst = max(max_utilisation(g, X) for X in deployments)
-    return replace(g, rate=g.rate * (rho / worst))
+    """The same instance with its rates scaled so the busiest queue of ``deployments`` runs at ``rho``."""
+    return scaled(g, scale_for(g, deployments, rho))

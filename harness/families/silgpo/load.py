@@ -1,15 +1,19 @@
 """The users of SIL-GPO's world, live: open-loop Poisson arrivals of every request type at its
-entry server, each carrying its chain (``graph_cell``), for a bounded time.
+entry server, each carrying its chain (``harness.families.silgpo.cell``), for a bounded time.
+Not Locust: the paper's users are independent Poisson streams per request type, each request
+sent at its own time in its own task, so a slow answer never delays the next; its latency
+counts from the time it was due.
 
 The load file: ``{"duration_s", "seed", "timeout_s", "types": [{"type", "rate", "entry":
 "ip:port", "chain": [service, ...], "first_s"}]}`` (``harness.families.silgpo.live_plan.request_types``
-with the entry servers' addresses). Each request is sent at its own time in its own task, so a
-slow answer never delays the next (open loop); its latency counts from the time it was due.
-Every request is one CSV row: ``t_send`` (Unix s), ``type``, ``latency_ms``, ``status`` (HTTP,
-or 0 for a timeout or a refused connection), ``servers`` (the servers it went through). A
-request still unanswered ``timeout_s`` after the load's end is a row with status 0.
+with the entry servers' addresses). The request log is a run directory's
+(``harness.results.rundir.REQUEST_FIELDS``: ``entry`` is the request type, ``type-R``), plus
+``servers``, the servers a request went through (space-separated), one row per request as it
+ends, flushed twice a second. ``--ready`` gets the load's start time (Unix s) once the arrivals
+are drawn up. A request with no answer ``timeout_s`` after it was due is a failed row; SIGTERM
+stops the arrivals and writes every request still in flight as unfinished.
 
-    python -m harness.families.silgpo.load --load LOAD.json --out requests.csv
+    python -m harness.families.silgpo.load --load LOAD.json --out requests.csv [--ready FILE]
 """
 
 from __future__ import annotations
@@ -19,67 +23,129 @@ import asyncio
 import csv
 import json
 import random
+import signal
+import sys
 import time
 from pathlib import Path
 
 from aiohttp import ClientSession, ClientTimeout, TCPConnector
 
 from harness.families.silgpo.cell import CHAIN, FIRST, SERVERS, TYPE
+from harness.loadgen import TIMED_OUT, UNFINISHED, WRITE_FAILED
+from harness.results.rundir import REQUEST_FIELDS
 
-FIELDS = ("t_send", "type", "latency_ms", "status", "servers")
+FIELDS = (*REQUEST_FIELDS, "servers")
 
 
-async def one(session: ClientSession, rtype: dict, due: float, rows: list) -> None:
+def entry_name(rtype: int) -> str:
+    """A request type as the request log's ``entry``."""
+    return f"type-{rtype}"
+
+
+class Log:
+    """The request log, one row per request as it ends; a row that cannot be written ends the
+    process (WRITE_FAILED), as the Locust worker does."""
+
+    def __init__(self, path: Path):
+        self.f = open(path, "w", newline="")
+        self.w = csv.writer(self.f)
+        self.w.writerow(FIELDS)
+        self.in_flight: dict[int, tuple[float, int]] = {}  # id -> (due, type)
+
+    def row(self, due: float, rtype: int, ms: float, status: int, error: str, servers: str) -> None:
+        try:
+            self.w.writerow((f"{due:.6f}", f"{ms:.3f}", status, 0, error, "", entry_name(rtype), servers))
+        except OSError as exc:
+            print(f"cannot write {self.f.name}: {exc.strerror or exc}", file=sys.stderr, flush=True)
+            sys.exit(WRITE_FAILED)
+
+    def unfinished(self) -> None:
+        for due, rtype in self.in_flight.values():
+            self.row(due, rtype, 0.0, 0, UNFINISHED, "")
+        self.in_flight.clear()
+
+
+async def one(session: ClientSession, rtype: dict, due: float, log: Log, rid: int, timeout: float) -> None:
     chain = rtype["chain"]
     headers = {CHAIN: ",".join(chain[1:]), FIRST: repr(rtype["first_s"]), TYPE: str(rtype["type"])}
-    status, servers = 0, ""
+    status, servers, error = 0, "", ""
+    log.in_flight[rid] = (due, rtype["type"])
     try:
-        async with session.get(f"http://{rtype['entry']}/svc/{chain[0]}", headers=headers) as resp:
+        async with session.get(f"http://{rtype['entry']}/svc/{chain[0]}", headers=headers,
+                               timeout=ClientTimeout(total=max(0.1, due + timeout - time.time()))) as resp:
             await resp.read()
-            status, servers = resp.status, resp.headers.get(SERVERS, "")
-    except Exception:  # noqa: BLE001 - a timeout or refused connection is a failed request (status 0)
-        pass
-    rows.append((round(due, 6), rtype["type"], round((time.time() - due) * 1000, 3), status, servers))
+            status, servers = resp.status, resp.headers.get(SERVERS, "").replace(",", " ")
+            error = "" if status == 200 else f"HTTP {status}"
+    except asyncio.TimeoutError:
+        error = TIMED_OUT
+    except Exception as exc:  # noqa: BLE001 - a refused or broken connection is a failed request
+        error = f"{type(exc).__name__}: {exc}"[:200].replace("\n", " ")
+    if log.in_flight.pop(rid, None) is not None:
+        log.row(due, rtype["type"], (time.time() - due) * 1000, status, error, servers)
 
 
 async def arrivals(session: ClientSession, rtype: dict, t0: float, duration: float, rng: random.Random,
-                   rows: list, tasks: set) -> None:
+                   log: Log, tasks: set, timeout: float, ids) -> None:
     """Type ``rtype``'s Poisson arrivals over [t0, t0 + duration)."""
     due = t0 + rng.expovariate(rtype["rate"])
     while due < t0 + duration:
         await asyncio.sleep(max(0.0, due - time.time()))
-        task = asyncio.create_task(one(session, rtype, due, rows))
+        task = asyncio.create_task(one(session, rtype, due, log, next(ids), timeout))
         tasks.add(task)
         task.add_done_callback(tasks.discard)
         due += rng.expovariate(rtype["rate"])
 
 
-async def run(load: dict) -> list[tuple]:
-    rows: list[tuple] = []
+async def flush(log: Log) -> None:
+    while True:
+        await asyncio.sleep(0.5)
+        try:
+            log.f.flush()
+        except OSError as exc:
+            print(f"cannot write {log.f.name}: {exc.strerror or exc}", file=sys.stderr, flush=True)
+            sys.exit(WRITE_FAILED)
+
+
+async def run(load: dict, log: Log, ready: Path | None) -> None:
+    import itertools
+
     tasks: set[asyncio.Task] = set()
     rng = random.Random(load.get("seed", 0))
-    timeout = float(load.get("timeout_s", 60))
-    async with ClientSession(connector=TCPConnector(limit=0), timeout=ClientTimeout(total=timeout)) as session:
+    timeout = float(load.get("timeout_s", 30))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    flusher = asyncio.create_task(flush(log))
+    async with ClientSession(connector=TCPConnector(limit=0)) as session:
         t0 = time.time() + 0.5
-        streams = [arrivals(session, t, t0, float(load["duration_s"]), random.Random(rng.random()), rows, tasks)
-                   for t in load["types"] if t["rate"] > 0]
-        await asyncio.gather(*streams)
-        if tasks:  # bounded: each request times out on its own
-            await asyncio.wait(set(tasks), timeout=timeout + 5)
-    return sorted(rows)
+        if ready is not None:
+            ready.write_text(f"{t0:.6f}\n")
+        ids = itertools.count()
+        streams = asyncio.gather(*(arrivals(session, t, t0, float(load["duration_s"]), random.Random(rng.random()),
+                                            log, tasks, timeout, ids) for t in load["types"] if t["rate"] > 0))
+        stopped = asyncio.create_task(stop.wait())
+        await asyncio.wait({streams, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        if not stop.is_set() and tasks:  # the arrivals are over: the last requests, each bounded by its timeout
+            await asyncio.wait({asyncio.gather(*tasks), stopped}, timeout=timeout + 5, return_when=asyncio.FIRST_COMPLETED)
+        streams.cancel()
+        for t in list(tasks):
+            t.cancel()
+        stopped.cancel()
+    flusher.cancel()
+    log.unfinished()
+    log.f.close()
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--load", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--ready", type=Path, help="file to write the load's start time (Unix s) into")
     args = ap.parse_args(argv)
-    rows = asyncio.run(run(json.loads(args.load.read_text())))
-    with open(args.out, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(FIELDS)
-        w.writerows(rows)
-    print(f"sent {len(rows)} requests, {sum(1 for r in rows if r[3] != 200)} failed")
+    log = Log(args.out)
+    asyncio.run(run(json.loads(args.load.read_text()), log, args.ready))
+    print(f"requests written to {args.out}", flush=True)
 
 
 if __name__ == "__main__":

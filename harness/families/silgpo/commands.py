@@ -1,12 +1,14 @@
-"""A leaderboard's tracks in SIL-GPO's world (``world: servicegraph``): each cell one instance,
+"""SIL-GPO's world as harness's commands see it (``world: servicegraph``, registered in
+``harness.scenarios.worlds``): a scenario file's live runs (``harness run``: ``ScenarioModel`` and
+``plays``, from ``harness.families.silgpo.live``) and a leaderboard's tracks, each cell one instance,
 one setting and one seed; each policy builds its deployment of the instance's instances
 (``harness.families.silgpo.baselines``'s baselines, or a learner's model) and is scored by the model's
 total delay — the authors' code's form (``total_delay``, what the paper's figures plot), the
 paper's in seconds (``total_delay_s``) — the unstable queues left, and a request's mean latency
 in the paper's form (``mean_ms``, weighted by the requests' rates). Live (on the ``silgpo-local``
-testbed), each deployment is played with ``harness.families.silgpo.live`` at light load (the
-rates scaled so that the busiest queue runs at ρ 0.5) and its ``mean_ms`` is the users' measured
-mean: a track ranked by ``mean_ms`` has both worlds, at their two loads.
+testbed), the cell's deployments are played through the common run as a scenario of this world
+at light load (the rates scaled so that the busiest queue runs at ρ 0.5) and each ``mean_ms`` is
+the users' measured mean: a track ranked by ``mean_ms`` has both worlds, at their two loads.
 
 A run directory per (policy, seed) holds its ``summary.json``, with the deployment itself.
 """
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.leaderboard.worlds import register
+from harness.scenarios.worlds import register
 
 LEARNERS = ("sil-gpo", "rsdql-deploy")
 INVENTORY = "inventories/silgpo-local.yaml"  # the ten servers a track's live cells play on
@@ -72,18 +74,36 @@ def deployments(policies: tuple[str, ...], app: str, setting: str, seed: int, mo
         if p in DEPLOYERS:
             out[p] = DEPLOYERS[p](g, np.random.default_rng(seed))
         else:
-            out[p] = _learned(p, g, model_file(p, app, setting, model_dir))
+            out[p] = learned(p, g, model_file(p, app, setting, model_dir), app, setting)
     return out
 
 
-def _learned(policy: str, g, path: Path) -> np.ndarray:
+def learned(policy: str, g, path: Path, app: str, setting: str) -> np.ndarray:
+    """A learner's deployment of ``g`` by its model at ``path``, which must be trained on this
+    instance and setting (a model of another has the same sizes and would load silently)."""
+    from harness.errors import UserError
+
+    if not path.exists():
+        raise UserError(f"no {policy} model for {app} {setting} here; make it with: harness train "
+                        f"{' '.join(train_argv(policy, app, setting, path.parent))} --out {path.parent}", source=str(path))
     if policy == "sil-gpo":
         from harness.families.silgpo.agent import deploy, load_actor
 
-        return deploy(g, load_actor(path, g)[0])
-    from harness.families.silgpo import rsdql as rsdql_deploy
+        net, meta = load_actor(path, g)
+    else:
+        from harness.families.silgpo import rsdql as deploy_module
 
-    return rsdql_deploy.deploy(g, rsdql_deploy.load_net(path, g)[0])
+        net, meta = deploy_module.load_net(path, g)
+        deploy = deploy_module.deploy
+    w, trained = world(app, setting), meta.get("world_config") or {}
+    if (trained.get("instance", -1), trained.get("sweep")) != (w.instance, w.sweep):
+        raise UserError(f"trained on instance {trained.get('instance', -1)} setting {trained.get('sweep') or 'default'}, "
+                        f"not on {app} {setting}", source=str(path))
+    if trained.get("paper_form"):  # it sees the world in the paper's form: it deploys there (same sizes)
+        from dataclasses import replace
+
+        g = replace(w, paper_form=True).build()
+    return deploy(g, net)
 
 
 def play(cell, out: Path, model_dir: Path) -> list[dict]:
@@ -102,23 +122,37 @@ def play(cell, out: Path, model_dir: Path) -> list[dict]:
     return summaries
 
 
-def play_live(cell, out: Path, model_dir: Path, cluster) -> list[dict]:
-    """One cell on the testbed: the deployments in turn (``graph_live``), the rates scaled so the
-    busiest queue of any of them runs at ρ 0.5; each ranked by the users' measured mean."""
-    from harness.families.silgpo import live as graph_live
-    from harness.families.silgpo import live_plan as plan
-    from harness.families.silgpo.world import paper_units
+def scenario_model():
+    """The model of this world's scenario files (``harness run``)."""
+    from harness.families.silgpo.live import ServiceGraphScenario
 
-    g = world(cell.app, cell.scenario).build()
-    xs = deployments(cell.policies, cell.app, cell.scenario, cell.seed, model_dir)
-    light = plan.scaled_to(paper_units(g), list(xs.values()), LIVE_RHO)
+    return ServiceGraphScenario
+
+
+def plays(scenario, names: list[str], model_dir: Path, cluster, deploy_seed: int = 0) -> dict:
+    """Each policy's deployment of a scenario's instance, ready to play (``harness.families.silgpo.live``)."""
+    from harness.families.silgpo.live import plays as build
+
+    return build(scenario, names, model_dir, cluster, deploy_seed=deploy_seed)
+
+
+def play_live(cell, out: Path, model_dir: Path, cluster) -> list[dict]:
+    """One cell on the testbed, played through the common run as a scenario of this world: the
+    deployments in turn, the rates scaled so the busiest queue of any of them runs at ρ 0.5;
+    each ranked by the users' measured mean."""
+    from harness.families.silgpo.live import ServiceGraphScenario
+    from harness.scenarios.session import WorldSession, run_world_session
+
+    sc = ServiceGraphScenario(world="servicegraph", name=f"{cell.track}-live", duration_s=LIVE_SECONDS,
+                              description=f"leaderboard cell {cell.track} {cell.app} {cell.scenario} seed {cell.seed}",
+                              instance=cell.app, setting=cell.scenario, load={"busiest_rho": LIVE_RHO})
     folder = out / "runs" / cell.track / cell.app / f"{cell.scenario}-live-s{cell.seed}"
+    session = WorldSession("servicegraph", sc, None, plays(sc, list(cell.policies), model_dir, cluster, cell.seed),
+                           folder, model_dir)
     summaries = []
-    for m in graph_live.run(cluster, light, xs, 1, LIVE_SECONDS, folder, seed=cell.seed):
-        s = {"policy": m.deployment, "world": "live", "seed": cell.seed, "mean_ms": m.mean_ms,
-             "metrics": {"expected_ms": m.expected_mean_ms, "failed_requests": m.failed},
-             "deployment": np.asarray(xs[m.deployment]).tolist()}
-        summaries.append(_written(s, m.folder))
+    for s in run_world_session(cluster, session, seeds=1, first_seed=cell.seed):
+        s = {**s, "world": "live", "deployment": session.plays[s["policy"]].X.tolist()}
+        summaries.append(_written(s, Path(s["run_dir"])))
     return summaries
 
 
@@ -127,7 +161,7 @@ LIVE_SECONDS = 60.0
 
 
 def _written(summary: dict, folder: Path) -> dict:
-    """The run's ``summary.json`` (a live run's own, from ``graph_live``, with these fields added)."""
+    """The run's ``summary.json`` (a live run's own, with these fields added)."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "summary.json"
     whole = {**(json.loads(path.read_text()) if path.exists() else {}), **summary}
