@@ -90,8 +90,11 @@ class CEEnvPolicy(Policy):
 
     def plan(self, view: ClusterView) -> list[Move]:
         dyn, st, names = self.state(view)
-        a = self.act(dyn.observe(st), dyn.masks(st))
-        return decode(dyn, view, names, a)
+        mask = dyn.masks(st)
+        if not self.meta.get("args", {}).get("unmasked"):
+            return decode(dyn, view, names, self.act(dyn.observe(st), mask))
+        a = self.act(dyn.observe(st), np.ones_like(mask))  # trained without a mask: it acts without one
+        return decode(dyn, view, names, a) if mask.reshape(-1)[a] else []  # an invalid choice is no move (CEEnv ends there)
 
     def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
         """The action (CEEnv's layout) for one observation and its mask: the valid one scored highest."""

@@ -156,6 +156,36 @@ def test_rsdql_learns_saves_and_reloads_identically(tmp_path, dyn):
     assert a.meta["policy"] == "rsdql" and a.meta["args"]["exploration_fraction"] == 0.1
 
 
+def test_rsdql_unmasked_takes_invalid_actions_in_training_and_makes_no_move_of_one(tmp_path, dyn):
+    """The paper's DQN has no mask: in training it takes invalid actions (CEEnv ends the episode
+    with -100); acting, a model so trained that scores an invalid action highest makes no move,
+    where the masked one takes the valid action scored highest."""
+    import torch
+
+    from harness.families.reach.rsdql import Rsdql, RsdqlArgs
+
+    _, unmasked = Rsdql.train(dyn, RsdqlArgs(total_steps=6_000, seed=2, unmasked=True))
+    _, masked = Rsdql.train(dyn, RsdqlArgs(total_steps=6_000, seed=2))
+    assert unmasked[0][1] < -50 < masked[0][1]  # exploring every action: most are invalid
+    q, curve = Rsdql.train(dyn, RsdqlArgs(total_steps=2_000, seed=2, unmasked=True))
+    for name, args in (("u", RsdqlArgs(seed=2, unmasked=True)), ("m", RsdqlArgs(seed=2))):
+        save_model(q, Rsdql.metadata(dyn, args, "chain", "p", "t", curve), tmp_path / f"{name}.pt")
+    world = SimWorld(dyn, scenario(dyn, 12, 0))
+    world.place(build("default"), slots_for(dyn, 12))
+    view = world.view()
+    policy = build("rsdql", model=str(tmp_path / "u.pt"))
+    d, st, _ = policy.state(view)
+    mask = d.masks(st).reshape(-1)
+    invalid, valid = int(np.flatnonzero(~mask)[0]), int(np.flatnonzero(mask[:-1])[0])  # the last action is Idle
+    scores = torch.zeros(1, mask.size)
+    scores[0, invalid], scores[0, valid] = 10.0, 5.0
+    for name, want in (("u", []), ("m", "a move")):
+        policy = build("rsdql", model=str(tmp_path / f"{name}.pt"))
+        policy.net = lambda obs: scores
+        moves = policy.plan(view)
+        assert moves == [] if want == [] else len(moves) == 1
+
+
 def test_optimal_plan_reaches_the_optimum_it_found(dyn):
     opt = build("optimal")
     world = placed(dyn, "default", 8, seed=1)

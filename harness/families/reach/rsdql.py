@@ -1,7 +1,10 @@
 """RSDQL adapted to rescheduling, as REACH did (§VI-D, Table V): DQN with a replay buffer, a
 three-layer Q network, linear epsilon-greedy exploration over the first 10 % of training, and
 a target network copied whole (soft-update coefficient 1). Invalid actions are masked when
-acting and in the bootstrap max, as for REACH, so both agents see the same environment."""
+acting and in the bootstrap max, as for REACH, so both agents see the same environment;
+``--unmasked`` trains it as the paper's DQN is (Stable-Baselines3's, which has no mask): any
+action may be taken, an invalid one ends the episode with CEEnv's ``invalid_penalty``, and the
+model acts so (an invalid choice is no move)."""
 
 from __future__ import annotations
 
@@ -34,6 +37,8 @@ class RsdqlArgs:
     target_every: int = arg(500, "gradient steps between target network copies (tau = 1)")
     hidden: int = arg(64, "units per hidden layer of the Q network")
     seed: int = arg(1, "seed of the environments and the network")
+    unmasked: bool = arg(False, "no action mask, as the paper's DQN (Stable-Baselines3's): invalid actions are "
+                                "taken and penalised (CEEnv's invalid_penalty) in training, and are no move when acting")
 
     def validate(self):
         if not 0 < self.exploration_fraction <= 1:
@@ -68,7 +73,8 @@ def train(dyn: Dynamics, args: RsdqlArgs, on_progress: Callable[[int, float], No
     returns = ReturnTracker(B)
     curve, start = [], time.monotonic()
     obs, info = envs.reset(seed=args.seed)
-    mask = info["action_mask"]
+    allowed = (lambda m: np.ones_like(m)) if args.unmasked else (lambda m: m)  # what acting and the bootstrap may pick
+    mask = allowed(info["action_mask"])
     iterations = args.total_steps // B
     report_every = max(1, iterations // 100)
     for it in range(1, iterations + 1):
@@ -81,7 +87,7 @@ def train(dyn: Dynamics, args: RsdqlArgs, on_progress: Callable[[int, float], No
         explore = rng.random(B) < eps
         actions = np.array([rng.choice(np.flatnonzero(m)) if e else g for m, e, g in zip(mask, explore, greedy)])
         nobs, r, term, trunc, info = envs.step(actions)  # after the same-step reset; a done transition does not bootstrap
-        nmask = info["action_mask"]
+        nmask = allowed(info["action_mask"])
         idx = (ptr + np.arange(B)) % cap
         buf["obs"][idx], buf["act"][idx], buf["rew"][idx] = obs, actions, r
         buf["next"][idx], buf["next_mask"][idx], buf["done"][idx] = nobs, nmask, (term | trunc)
