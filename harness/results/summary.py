@@ -133,6 +133,24 @@ def summarize(requests, t_start: float, t_end: float, warmup_s: float, threshold
     }
 
 
+def request_stats(run: Path, t0: float, t_end: float, warmup_s: float, threshold_ms: float,
+                  events: list[dict]) -> tuple[dict, object | None]:
+    """A run directory's request log summarised over [t0 + warm-up, t_end] (each entry's apart
+    when there are several), and the requests; an ``error`` field when there is no log. The one
+    summary of a live or simulated run's requests, whatever its world."""
+    try:
+        req = read_requests(run)
+        stats = summarize(req, t0, t_end, warmup_s, threshold_ms)
+        stats["steady_state_errors"] = errors_outside(req, events, t0, t_end, warmup_s)
+        if req.attrs.get("skipped"):  # a load's writer stopped mid-row: said, not silently read
+            stats["request_log_skipped"] = req.attrs["skipped"]
+        if req.entry.nunique() > 1:  # several entries: each one's latency apart
+            stats["entries"] = {e: summarize(g, t0, t_end, warmup_s, threshold_ms) for e, g in req.groupby("entry")}
+        return stats, req
+    except (FileNotFoundError, ValueError, KeyError) as exc:
+        return {"error": f"no request log: {exc}"}, None
+
+
 def generator_busy_share(requests, t_start: float, t_end: float, warmup_s: float, users: float,
                          pause_s: float, no_endpoint: str) -> float | None:
     """Share of the closed-loop users' time spent waiting on the app (Little's law for a loop with

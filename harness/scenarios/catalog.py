@@ -46,6 +46,8 @@ def load_any_scenario(name_or_path: str):
     if isinstance(doc, dict) and doc.get("world", "cluster") != "cluster":
         return _world_scenario(doc, path), str(path)
     if isinstance(doc, dict):
+        doc.pop("world", None)  # world: cluster, said out loud
+    if isinstance(doc, dict):
         _read_load_files(doc, path)
     sc = parse_model(Scenario, doc, str(path))
     typed = [faults.parse(f, f"faults[{i}]", str(path)) for i, f in enumerate(sc.faults)]

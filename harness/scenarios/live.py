@@ -43,6 +43,34 @@ class Live:
     moves: int = 0
     pods: int = 0
     events: list[str] = field(default_factory=list)
+    recent: list[float] = field(default_factory=list, repr=False)  # send times of the last seconds' requests
+    latencies: list[float] = field(default_factory=list, repr=False)  # OK requests' after the warm-up
+
+    def see(self, rows: list[list[str]], t0: float, warmup_s: float, now: float) -> None:
+        """New request log rows (``t_send, latency_ms, status, bytes, error, ...``) into the counts,
+        the requests per second over the last 5 s and the percentiles after the warm-up."""
+        for row in rows:
+            try:
+                t, ms, ok = float(row[0]), float(row[1]), summ.is_ok(row[2], row[4] if len(row) > 4 else "")
+            except (ValueError, IndexError):
+                continue
+            self.recent.append(t)
+            self.requests += 1
+            self.errors += not ok
+            if ok and t >= t0 + warmup_s:
+                self.latencies.append(ms)
+        self.recent = [t for t in self.recent if t >= now - 5]
+        self.elapsed_s, self.rps = now - t0, len(self.recent) / 5.0
+        if self.latencies:
+            self.p50_ms, self.p95_ms = (float(x) for x in np.percentile(self.latencies, [50, 95]))
+
+
+def sample_host(out: RunDir, host_ms: list[float]) -> None:
+    """One sample of the host's speed into ``host_ms`` (the summary's) and as an event (its time:
+    for a replay that follows the host's drift, sim.trace_replay)."""
+    ms = host_reference_ms()
+    host_ms.append(ms)
+    out.event(HOST_SPEED, cpu_ms=round(ms, 3))  # not in the live view's events: one every pull
 
 
 class LiveRun(RunBase):
@@ -94,11 +122,7 @@ class LiveRun(RunBase):
             self.sample_host()
 
     def sample_host(self) -> None:
-        """One sample of the host's speed, kept for the summary and as an event (its time: for a
-        replay that follows the host's drift, sim.trace_replay)."""
-        ms = host_reference_ms()
-        self.host_ms.append(ms)
-        self.out.event(HOST_SPEED, cpu_ms=round(ms, 3))  # not in the live view's events: one every pull
+        sample_host(self.out, self.host_ms)
 
     def pull_metrics(self, metrics: Metrics) -> None:
         """One row per pod in metrics.csv: its CPU, requests/s and running time totals."""
@@ -176,26 +200,10 @@ class LiveRun(RunBase):
         generators watched, until the scenario's end."""
         sc = self.plan.scenario
         tails = [RequestTail(load.out) for load in loads]
-        recent: list[tuple[float, float, bool]] = []  # (t_send, latency_ms, ok)
-        lat: list[float] = []
         while True:
             now = time.time()
             elapsed = now - self.out.t0
-            for row in (r for tail in tails for r in tail.read()):
-                try:
-                    t, ms, ok = float(row[0]), float(row[1]), summ.is_ok(row[2], row[4] if len(row) > 4 else "")
-                except (ValueError, IndexError):
-                    continue
-                recent.append((t, ms, ok))
-                self.live.requests += 1
-                self.live.errors += not ok
-                if ok and t >= self.out.t0 + sc.warmup_s:
-                    lat.append(ms)
-            recent = [r for r in recent if r[0] >= now - 10]
-            self.live.elapsed_s = elapsed
-            self.live.rps = sum(1 for r in recent if r[0] >= now - 5) / 5.0
-            if lat:
-                self.live.p50_ms, self.live.p95_ms = (float(x) for x in np.percentile(lat, [50, 95]))
+            self.live.see([r for tail in tails for r in tail.read()], self.out.t0, sc.warmup_s, now)
             self.live.pods = len(self.cluster.pods())
             self.on_tick(self.live)
             for load in loads:

@@ -295,21 +295,9 @@ class RunBase(ABC):
         return base
 
     def request_stats(self, t_end: float) -> tuple[dict, object | None]:
-        """The request log's summary over the run's window (each entry's apart when there are
-        several), and the requests; an error field when there is no log."""
+        """The request log's summary over the run's window (``summary.request_stats``)."""
         sc = self.plan.scenario
-        try:
-            req = summ.read_requests(self.out.path)
-            stats = summ.summarize(req, self.out.t0, t_end, sc.warmup_s, sc.threshold_ms)
-            stats["steady_state_errors"] = summ.errors_outside(req, self.out.events, self.out.t0, t_end, sc.warmup_s)
-            if req.attrs.get("skipped"):  # a load's writer stopped mid-row: said, not silently read
-                stats["request_log_skipped"] = req.attrs["skipped"]
-            if req.entry.nunique() > 1:  # several entries: each one's latency apart
-                stats["entries"] = {e: summ.summarize(g, self.out.t0, t_end, sc.warmup_s, sc.threshold_ms)
-                                    for e, g in req.groupby("entry")}
-            return stats, req
-        except (FileNotFoundError, ValueError, KeyError) as exc:
-            return {"error": f"no request log: {exc}"}, None
+        return summ.request_stats(self.out.path, self.out.t0, t_end, sc.warmup_s, sc.threshold_ms, self.out.events)
 
     def placement_metrics(self, t_end: float) -> dict:
         out = pm.run_metrics(self.out.placements, self.out.events, pm.nodes_of(self.plan.state.nodes),

@@ -164,11 +164,11 @@ def build_policies(names: list[str], app: App, app_file: Path, profile_file: Pat
 
 
 def prepare(scenario_ref: str, policies: list[str], state, app_override: Path | None, profile_override: Path | None,
-            model_dir: Path, results: Path, suffix: str = "", folder: str | None = None) -> Session:
+            model_dir: Path, results: Path, suffix: str = "", folder: str | None = None, loaded=None) -> Session:
     """Everything a session needs, checked against the testbed before anything runs; its results
     go to ``results/<utc>-<scenario><suffix>`` (or ``results/<folder>``)."""
     check_writable(results)
-    sc, sc_file = load_any_scenario(scenario_ref)
+    sc, sc_file = loaded or load_any_scenario(scenario_ref)  # ``loaded``: (scenario, file) read already
     if not isinstance(sc, Scenario):
         raise UserError(f"a scenario of the {sc.world} world: 'harness run' plays it (it has no app to simulate "
                         "on a cluster)", source=sc_file, field="world")
@@ -180,8 +180,8 @@ def prepare(scenario_ref: str, policies: list[str], state, app_override: Path | 
     profile_file = profile_files[0]
     profile = compose_profiles(apps, [load_profile(f) for f in profile_files])
     built = build_policies(policies, app, app_file, profile_file, model_dir)
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    return Session(sc, sc_file, app, app_file, profile, profile_file, built, results / (folder or f"{stamp}-{sc.name}{suffix}"))
+    return Session(sc, sc_file, app, app_file, profile, profile_file, built,
+                   results / folder if folder else session_folder(results, sc.name, suffix))
 
 
 def prepare_live(scenario_ref: str, policies: list[str], cluster: Cluster, app_override: Path | None,
@@ -190,7 +190,8 @@ def prepare_live(scenario_ref: str, policies: list[str], cluster: Cluster, app_o
     own world when the scenario file names one (``world:``)."""
     sc, sc_file = load_any_scenario(scenario_ref)
     if isinstance(sc, Scenario):
-        return prepare(scenario_ref, policies, cluster.state, app_override, profile_override, model_dir, results)
+        return prepare(scenario_ref, policies, cluster.state, app_override, profile_override, model_dir, results,
+                       loaded=(sc, sc_file))
     from harness.scenarios import worlds
 
     for flag, given in (("--app", app_override), ("--profile", profile_override)):
@@ -198,8 +199,12 @@ def prepare_live(scenario_ref: str, policies: list[str], cluster: Cluster, app_o
             raise UserError(f"a scenario of the {sc.world} world has no app or profile", field=flag)
     check_writable(results)
     plays = worlds.get(sc.world).plays(sc, policies, model_dir, cluster)
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    return WorldSession(sc.world, sc, sc_file, plays, results / f"{stamp}-{sc.name}", model_dir)
+    return WorldSession(sc.world, sc, sc_file, plays, session_folder(results, sc.name), model_dir)
+
+
+def session_folder(results: Path, scenario: str, suffix: str = "") -> Path:
+    """``results/<utc>-<scenario><suffix>``: where a session's runs go."""
+    return results / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{scenario}{suffix}"
 
 
 def run_world_session(cluster: Cluster, session: WorldSession, seeds: int = 1, first_seed: int = 0,
@@ -219,13 +224,10 @@ def run_world_session(cluster: Cluster, session: WorldSession, seeds: int = 1, f
     scenario_yaml = yaml.safe_dump(session.scenario.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
     for seed in seed_list(seeds, first_seed):
         for name, play in session.plays.items():
-            out = RunDir(session.out / run_folder(name, seed))
-            out.save_input("scenario.yaml", scenario_yaml)
-            out.save_input("testbed.yaml", testbed)
-            out.save_input("deployment.json", json.dumps({"policy": name, "placement": play.placement()}, indent=1))
             model = getattr(play, "model_file", None)
-            out.save_policy(name, Path(model) if model else None)
-            out.save_harness(shipped.ROOT, sys.argv)
+            out = run_dir(session.out, name, seed, scenario_yaml, testbed,
+                          {"deployment.json": json.dumps({"policy": name, "placement": play.placement()}, indent=1)},
+                          Path(model) if model else None)
             summary = WorldLiveRun(cluster, session.scenario, name, play, seed, out, on_tick).run()
             done(rows, summary, out, session, on_done)
     return rows
@@ -278,12 +280,22 @@ def check_policies(session: Session, state, cluster: Cluster) -> None:
 def new_run_dir(session: Session, name: str, policy: Policy, seed: int, testbed: str) -> RunDir:
     """A run directory ``<policy>-s<seed>`` with the run's inputs: app, scenario, the testbed's
     state (``testbed``: its YAML), profile, policy and model, harness's version."""
-    out = RunDir(session.out / run_folder(name, seed))
-    out.save_input("app.json", app_to_json(session.app))
-    out.copy_input(Path(session.scenario_file), "scenario.yaml")
+    return run_dir(session.out, name, seed, Path(session.scenario_file).read_text(), testbed,
+                   {"app.json": app_to_json(session.app), "profile.json": session.profile.model_dump_json(indent=1)},
+                   Path(policy.model_file) if policy.model_file else None)
+
+
+def run_dir(root: Path, name: str, seed: int, scenario: str, testbed: str, inputs: dict[str, str],
+            model: Path | None) -> RunDir:
+    """A run directory ``<root>/<policy>-s<seed>`` with its inputs: ``scenario.yaml``,
+    ``testbed.yaml``, the world's own ``inputs`` (name -> text), ``policy.json`` (with the
+    model's path and SHA-256) and ``harness.json``."""
+    out = RunDir(root / run_folder(name, seed))
+    out.save_input("scenario.yaml", scenario)
     out.save_input("testbed.yaml", testbed)
-    out.save_input("profile.json", session.profile.model_dump_json(indent=1))
-    out.save_policy(name, Path(policy.model_file) if policy.model_file else None)
+    for file, text in inputs.items():
+        out.save_input(file, text)
+    out.save_policy(name, model)
     out.save_harness(shipped.ROOT, sys.argv)
     return out
 

@@ -34,10 +34,11 @@ TOLERANCE = 0.15  # the bar: measured within 15 % of the model per request type
 def runs_of(session: Path) -> dict[str, list[dict]]:
     """Policy -> its runs' summaries (in seed order), as ``harness run`` wrote them."""
     out: dict[str, list[dict]] = {}
-    for f in sorted(session.glob("*/summary.json")):
-        s = json.loads(f.read_text())
-        if s.get("scenario_world") == "servicegraph" and not s.get("partial") and not s.get("error"):
-            out.setdefault(s["policy"], []).append(s)
+    whole = [json.loads(f.read_text()) for f in session.glob("*/summary.json")]
+    whole = [s for s in whole if s.get("scenario_world") == "servicegraph" and not s.get("partial")
+             and not s.get("error") and s.get("mean_ms") is not None]
+    for s in sorted(whole, key=lambda s: (s["seed"], s["started"])):  # the session's order: seed, then turn
+        out.setdefault(s["policy"], []).append(s)
     for runs in out.values():
         runs.sort(key=lambda s: s["seed"])
     return out
@@ -52,7 +53,7 @@ def main() -> int:
     if not by_policy:
         print(f"{args.session}: no whole run of a servicegraph scenario", file=sys.stderr)
         return 2
-    ref_name = args.reference or json.loads(next(args.session.glob("*-s*/summary.json")).read_text())["policy"]
+    ref_name = args.reference or next(iter(by_policy))  # the first policy of the session's first seed
     ref = {s["seed"]: s["mean_ms"] for s in by_policy.get(ref_name, [])}
     print(f"{'deployment':13s} {'seeds':>5s} {'measured ms':>18s} {'model ms':>9s} {'diff':>7s} {'types: mean |err|':>18s} "
           f"{'worst':>7s} {'within 15 %':>11s} {f'ratio to {ref_name}':>22s}")
@@ -68,6 +69,10 @@ def main() -> int:
                 errs[t["type"]] = abs(np.mean(measured) / t["expected_ms"] - 1)
                 rows.append({"deployment": name, "type": t["type"], "measured_ms": float(np.mean(measured)),
                              "model_ms": t["expected_ms"], "abs_error": errs[t["type"]]})
+        if not errs:
+            print(f"{name:13s} no request type measured", file=sys.stderr)
+            ok_all = False
+            continue
         ok = max(errs.values()) <= TOLERANCE
         ok_all &= ok
         paired = [s["mean_ms"] / ref[s["seed"]] for s in runs if s["seed"] in ref]

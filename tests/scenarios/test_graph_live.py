@@ -64,7 +64,9 @@ def test_a_deployment_played_through_the_common_run_matches_the_model_with_its_r
     assert kinds.index("deploy") < kinds.index("load-start")
     deployed = json.loads((run / "inputs" / "deployment.json").read_text())["placement"]
     assert deployed == {"s0": [servers[0]], "s1": [servers[1], servers[1], servers[2]], "s2": [servers[2]]}
-    assert (tmp_path / "session" / "comparison.csv").read_text().startswith("policy,seed,mean_ms")
+    from harness.results.summary import WORLD_COLUMNS
+
+    assert (tmp_path / "session" / "comparison.csv").read_text().splitlines()[0] == ",".join(WORLD_COLUMNS)
     for srv in servers:  # every server stopped
         with pytest.raises(OSError):
             urllib.request.urlopen(f"http://{cluster.node(srv).address}:{graph_live.PORT}/healthz", timeout=1)

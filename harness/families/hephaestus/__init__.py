@@ -2,4 +2,5 @@
 PPO and DQN, the greedy baselines, and the same deciders as placers on the one ground. See
 ``harness/families/hephaestus/README.md``."""
 
-from harness.families.hephaestus import admission, learners  # noqa: F401 — they register themselves
+# the modules that register what the family adds (harness.families.load imports them)
+REGISTERS = ("admission", "learners")

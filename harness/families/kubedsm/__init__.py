@@ -1,4 +1,5 @@
 """KubeDSM (paper 004): batch scheduling and edge-cloud migrations keeping each service's promised
 edge share, and its edge-first baselines, on the one ground. See ``harness/families/kubedsm/README.md``."""
 
-from harness.families.kubedsm import baselines, kubedsm  # noqa: F401 — they register their policies
+# the modules that register what the family adds (harness.families.load imports them)
+REGISTERS = ("baselines", "kubedsm")

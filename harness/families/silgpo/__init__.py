@@ -2,4 +2,5 @@
 PPO with self-imitation over graph attention, the authors' RSDQL, the deployment baselines, and
 the deployments played live. See ``harness/families/silgpo/README.md``."""
 
-from harness.families.silgpo import baselines, commands, learners  # noqa: F401 — they register themselves
+# the modules that register what the family adds (harness.families.load imports them)
+REGISTERS = ("baselines", "commands", "learners")

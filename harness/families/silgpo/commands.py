@@ -66,16 +66,18 @@ def train_argv(policy: str, app: str, setting: str, model_dir: Path) -> list[str
 
 def deployments(policies: tuple[str, ...], app: str, setting: str, seed: int, model_dir: Path) -> dict[str, np.ndarray]:
     """Each policy's deployment of the instance (code form: what the baselines and learners optimise)."""
+    g = world(app, setting).build()
+    return {p: deployment(p, g, app, setting, seed, model_file(p, app, setting, model_dir)) for p in policies}
+
+
+def deployment(policy: str, g, app: str, setting: str, seed: int, model: Path) -> np.ndarray:
+    """A deployer's deployment of ``g`` (its randomness seeded by ``seed``), or a learner's by its
+    ``model``, which must be trained on (app, setting)."""
     from harness.families.silgpo.baselines import DEPLOYERS
 
-    g = world(app, setting).build()
-    out = {}
-    for p in policies:
-        if p in DEPLOYERS:
-            out[p] = DEPLOYERS[p](g, np.random.default_rng(seed))
-        else:
-            out[p] = learned(p, g, model_file(p, app, setting, model_dir), app, setting)
-    return out
+    if policy in DEPLOYERS:
+        return DEPLOYERS[policy](g, np.random.default_rng(seed))
+    return learned(policy, g, model, app, setting)
 
 
 def learned(policy: str, g, path: Path, app: str, setting: str) -> np.ndarray:

@@ -26,7 +26,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from harness.errors import UserError
+from harness.errors import TestbedError, UserError
 from harness.families.silgpo import live_plan as plan
 from harness.families.silgpo.load import entry_name
 from harness.families.silgpo.world import ServiceGraph, delay, paper_units
@@ -98,10 +98,11 @@ def rtts_s(cluster: Cluster, servers: list[str], client: str) -> tuple[np.ndarra
     return between, np.array([conf[client][s] for s in servers]) / 1000
 
 
-def wait_healthy(addresses: list[str], procs, timeout: float = 30) -> None:
-    """Until every server at ``addresses`` answers /healthz; RuntimeError if one exits or time runs out."""
+def wait_healthy(addresses: list[str], procs, timeout: float = 30, logs: list[Path] | None = None) -> None:
+    """Until every server at ``addresses`` answers /healthz; TestbedError if one exits or time
+    runs out, with the end of its log (``logs``, one per server) when there is one."""
     deadline = time.monotonic() + timeout
-    for address, proc in zip(addresses, procs):
+    for k, (address, proc) in enumerate(zip(addresses, procs)):
         while True:
             try:
                 with urllib.request.urlopen(f"http://{address}/healthz", timeout=1) as r:
@@ -110,7 +111,10 @@ def wait_healthy(addresses: list[str], procs, timeout: float = 30) -> None:
             except OSError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the server at {address} did not start (see its log)")
+                log = logs[k] if logs else None
+                tail = log.read_text(errors="replace").strip()[-300:] if log and log.exists() else ""
+                raise TestbedError(f"the server at {address} did not start"
+                                   + (f" ({log}: {tail})" if tail else f" ({log})" if log else ""))
             time.sleep(0.05)
 
 
@@ -130,18 +134,26 @@ class ServiceGraphPlay:
         return {plan.service_name(m): [self.servers[n] for n in range(self.g.N) for _ in range(int(self.X[m, n]))]
                 for m in range(self.g.S) if self.X[m].sum()}
 
-    def deploy(self, cluster: Cluster, folder: Path) -> None:
+    @property
+    def drain_s(self) -> float:
+        """How long after the load's end its last requests may take: each has ``timeout_s``."""
+        return self.timeout_s + 10.0
+
+    def deploy(self, cluster: Cluster, folder: Path, seed: int) -> None:
+        """A server process per server hosting anything, its draws (service times, routes)
+        seeded by the run's ``seed`` and its index."""
         self.addresses = [f"{cluster.node(s).address}:{PORT}" for s in self.servers]
-        self.procs = []
+        self.procs, logs = [], []
         for n, server_plan in enumerate(plan.server_plans(self.g, self.X)):
             if not server_plan["services"]:
                 continue  # nothing deployed there: no process (a route never leads to it)
-            f = folder / f"server-{n}.json"
+            f, log = folder / f"server-{n}.json", folder / f"server-{n}.log"
             f.write_text(json.dumps({**server_plan, "addresses": self.addresses}))
+            logs.append(log)
             self.procs.append((self.addresses[n], cluster.start_process(
                 self.servers[n], [sys.executable, "-m", "harness.families.silgpo.cell", "--plan", str(f),
-                                  "--port", str(PORT), "--seed", str(n)], log=folder / f"server-{n}.log")))
-        wait_healthy([a for a, _ in self.procs], [p for _, p in self.procs])
+                                  "--port", str(PORT), "--seed", str(seed * 1000 + n)], log=log)))
+        wait_healthy([a for a, _ in self.procs], [p for _, p in self.procs], logs=logs)
 
     def load(self, cluster: Cluster, folder: Path, seed: int, duration_s: float) -> LoadProcess:
         types = [{**t, "entry": self.addresses[t["entry"]]} for t in plan.request_types(self.g)]
@@ -195,7 +207,7 @@ def plays(scenario: ServiceGraphScenario, names: list[str], model_dir: Path, clu
     (``deploy_seed`` seeds the randomised baselines); a name that is no policy of this world, or
     a learner without a model trained on the instance, is one UserError line, before anything
     is deployed."""
-    from harness.families.silgpo.commands import LEARNERS, model_file, policy_names, world
+    from harness.families.silgpo.commands import LEARNERS, deployment, model_file, policy_names, world
 
     from harness.policies import parse_ref
 
@@ -215,7 +227,8 @@ def plays(scenario: ServiceGraphScenario, names: list[str], model_dir: Path, clu
         words.append(word)
         models[name] = Path(args["model"]) if args else model_file(word, scenario.instance, scenario.setting, model_dir)
     code_form = world(scenario.instance, scenario.setting).build()
-    xs = {name: deployment_of(word, scenario, code_form, models[name], deploy_seed) for name, word in zip(names, words)}
+    xs = {name: deployment(word, code_form, scenario.instance, scenario.setting, deploy_seed, models[name])
+          for name, word in zip(names, words)}
     g = paper_units(code_form)
     scale = scenario.load.rate_scale or plan.scale_for(g, list(xs.values()), scenario.load.busiest_rho)
     light = plan.scaled(g, scale)
@@ -231,12 +244,3 @@ def plays(scenario: ServiceGraphScenario, names: list[str], model_dir: Path, clu
     return out
 
 
-
-def deployment_of(word: str, scenario: ServiceGraphScenario, g: ServiceGraph, model: Path, seed: int) -> np.ndarray:
-    """A deployer's deployment of ``g`` (its randomness seeded by ``seed``), or a learner's by its model."""
-    from harness.families.silgpo.baselines import DEPLOYERS
-    from harness.families.silgpo.commands import learned
-
-    if word in DEPLOYERS:
-        return DEPLOYERS[word](g, np.random.default_rng(seed))
-    return learned(word, g, model, scenario.instance, scenario.setting)

@@ -69,7 +69,6 @@ async def one(session: ClientSession, rtype: dict, due: float, log: Log, rid: in
     chain = rtype["chain"]
     headers = {CHAIN: ",".join(chain[1:]), FIRST: repr(rtype["first_s"]), TYPE: str(rtype["type"])}
     status, servers, error = 0, "", ""
-    log.in_flight[rid] = (due, rtype["type"])
     try:
         async with session.get(f"http://{rtype['entry']}/svc/{chain[0]}", headers=headers,
                                timeout=ClientTimeout(total=max(0.1, due + timeout - time.time()))) as resp:
@@ -90,7 +89,9 @@ async def arrivals(session: ClientSession, rtype: dict, t0: float, duration: flo
     due = t0 + rng.expovariate(rtype["rate"])
     while due < t0 + duration:
         await asyncio.sleep(max(0.0, due - time.time()))
-        task = asyncio.create_task(one(session, rtype, due, log, next(ids), timeout))
+        rid = next(ids)
+        log.in_flight[rid] = (due, rtype["type"])  # from now on it has a row, whatever stops it
+        task = asyncio.create_task(one(session, rtype, due, log, rid, timeout))
         tasks.add(task)
         task.add_done_callback(tasks.discard)
         due += rng.expovariate(rtype["rate"])

@@ -1,0 +1,124 @@
+"""HephaestusForge's claims in the paper's world across loads: where the baselines reject 0.5-10 %
+of the requests, do DS-PPO and DS-DQN reject fewer, for each of the three objectives?
+
+    .venv/bin/python -m studies.hephaestus.load_sweep --rates 8,12,16,20 [--seeds 3] [--steps 200000]
+        [--episodes 500] [--objectives cost,latency,inequality] [--algos ppo,dqn] [--jobs 2] [--probe]
+
+The paper's world (§5.4: a request holds its room for its lifetime; ``hf_compat`` off), 4 clusters
+of Table 4's types, R uniform in 1-7, mean lifetime 1: an arrival rate of λ per time unit keeps
+about λ requests deployed at once. The code's rate (100) overloads the clusters about 4× (every
+baseline rejects 46-64 %), so the claims are judged at the rates where they can differ.
+``--probe``: the baselines alone over the rates (to choose them). Otherwise, for each rate, every
+baseline, the two spread heuristics (``spread-ffd``, ``spread-bf1b1``: binpack, spreading when no
+cluster has room) and, per objective and algorithm, ``--seeds`` models trained at that rate (the
+paper trains and tests at one setting) and tested on the same ``--episodes`` episodes (test seed
+10,000, never seen in training). Printed and written (``--out``, CSV): per rate and policy the
+rejection % (mean ± 95 % CI over seeds for the agents), cost, latency and Gini; and per rate the
+agents' rejection against the best heuristic's, as a ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from harness.families.hephaestus.baselines import BASELINES, SPREAD_HEURISTICS
+from harness.families.hephaestus.world import MultiClusterConfig
+from harness.results.csvfile import write_rows
+from harness.results.stats import mean_ci95
+from studies.hephaestus.agents import TEST_SEED, test
+
+MEASURES = ("rejection_pct", "cost", "latency_ms", "gini")
+
+
+def heuristics() -> dict:
+    return {**BASELINES, **SPREAD_HEURISTICS}
+
+
+def config(rate: float, objective: str = "favorlat") -> MultiClusterConfig:
+    """The paper's world at arrival rate ``rate`` (R 1-7, 4 clusters, mean lifetime 1)."""
+    return MultiClusterConfig(arrival_rate=rate, objective=objective, hf_compat=False)
+
+
+def trained(job: tuple) -> dict:
+    """One model trained at (rate, objective, algo, seed) and tested: its row."""
+    import torch
+
+    from harness.families.hephaestus import ds_dqn, ds_ppo
+
+    torch.set_num_threads(1)
+    rate, objective, algo, seed, steps, episodes = job
+    train, Args, act = {"ppo": (ds_ppo.train, ds_ppo.DsPpoArgs, ds_ppo.act),
+                        "dqn": (ds_dqn.train, ds_dqn.DsDqnArgs, ds_dqn.act)}[algo]
+    cfg = config(rate, objective)
+    actor, _, secs = train(cfg, Args(total_steps=steps, seed=seed))
+    m = test(lambda e: act(actor, e), cfg, episodes, TEST_SEED)
+    return {"rate": rate, "policy": f"ds-{algo}({objective})", "seed": seed, "train_s": round(secs, 1),
+            **dict(zip(MEASURES, (round(float(x), 4) for x in m)))}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rates", default="8,12,16,20", help="arrival rates per time unit, comma-separated")
+    ap.add_argument("--objectives", default="cost,latency,inequality")
+    ap.add_argument("--algos", default="ppo,dqn")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=200_000, help="training steps (the authors' code's counting)")
+    ap.add_argument("--episodes", type=int, default=500, help="test episodes per policy and rate")
+    ap.add_argument("--jobs", type=int, default=2, help="trainings at once (one core each)")
+    ap.add_argument("--probe", action="store_true", help="the heuristics alone over the rates")
+    ap.add_argument("--out", type=Path, default=Path("results/hephaestus-load-sweep.csv"))
+    args = ap.parse_args()
+    rates = [float(r) for r in args.rates.split(",")]
+    rows: list[dict] = []
+    for rate in rates:
+        for name, f in heuristics().items():
+            m = test(lambda e, f=f: f(e), config(rate), args.episodes, TEST_SEED)
+            rows.append({"rate": rate, "policy": name, "seed": "", "train_s": "",
+                         **dict(zip(MEASURES, (round(float(x), 4) for x in m)))})
+        shown = ", ".join(f"{r['policy']} {r['rejection_pct']:.2f}" for r in rows if r["rate"] == rate)
+        print(f"rate {rate:g}: rejection % {shown}", flush=True)
+    if not args.probe:
+        jobs = [(rate, o, a, s, args.steps, args.episodes) for rate in rates for o in args.objectives.split(",")
+                for a in args.algos.split(",") for s in range(1, args.seeds + 1)]
+        t0 = time.monotonic()
+        with ProcessPoolExecutor(args.jobs) as pool:
+            for k, row in enumerate(pool.map(trained, jobs), 1):
+                rows.append(row)
+                print(f"  [{k}/{len(jobs)} {time.monotonic() - t0:.0f} s] rate {row['rate']:g} {row['policy']} seed "
+                      f"{row['seed']}: rejection {row['rejection_pct']:.3f} %, cost {row['cost']:.3f}, latency "
+                      f"{row['latency_ms']:.1f} ms, Gini {row['gini']:.3f} (trained in {row['train_s']:.0f} s)", flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    write_rows(args.out, rows)
+    report(rows, rates)
+    print(f"\npaper's world (hf_compat off), 4 clusters, R 1-7, mean lifetime 1, test seed {TEST_SEED}, "
+          f"{args.episodes} test episodes; rows: {args.out}")
+    return 0
+
+
+def report(rows: list[dict], rates: list[float]) -> None:
+    print(f"\n{'rate':>5s} {'policy':24s} {'seeds':>5s} {'rejection %':>16s} {'cost':>14s} {'latency ms':>16s} "
+          f"{'Gini':>13s} {'rej. / best heuristic':>22s}")
+    names = list(heuristics())
+    for rate in rates:
+        mine = [r for r in rows if r["rate"] == rate]
+        best = min(r["rejection_pct"] for r in mine if r["policy"] in names)
+        for policy in dict.fromkeys(r["policy"] for r in mine):
+            runs = [r for r in mine if r["policy"] == policy]
+            cells = []
+            for key in MEASURES:
+                m, h = mean_ci95([r[key] for r in runs])
+                cells.append(f"{m:.3f} ± {h:.3f}" if h is not None else f"{m:.3f}")
+            rej = np.mean([r["rejection_pct"] for r in runs])
+            ratio = f"{rej / best:.2f}" if best > 0 else "-"
+            print(f"{rate:5g} {policy:24s} {len(runs):5d} {cells[0]:>16s} {cells[1]:>14s} {cells[2]:>16s} "
+                  f"{cells[3]:>13s} {ratio:>22s}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
