@@ -14,7 +14,9 @@ cluster has room) and, per objective and algorithm, ``--seeds`` models trained a
 paper trains and tests at one setting) and tested on the same ``--episodes`` episodes (test seed
 10,000, never seen in training). Printed and written (``--out``, CSV): per rate and policy the
 rejection % (mean ± 95 % CI over seeds for the agents), cost, latency and Gini; and per rate the
-agents' rejection against the best heuristic's, as a ratio.
+agents' rejection against the best heuristic's, as a ratio. The CSV is rewritten after every
+model, and the rows it holds are not made again: a stopped sweep goes on where it stopped (a
+DS-DQN model takes about ten minutes here).
 """
 
 from __future__ import annotations
@@ -62,6 +64,20 @@ def trained(job: tuple) -> dict:
             **dict(zip(MEASURES, (round(float(x), 4) for x in m)))}
 
 
+def kept(out: Path) -> list[dict]:
+    """The rows an earlier call wrote to ``out`` (typed as written), or none."""
+    if not out.exists():
+        return []
+    import csv
+
+    rows = []
+    for r in csv.DictReader(open(out)):
+        row = {"rate": float(r["rate"]), "policy": r["policy"], "seed": int(r["seed"]) if r["seed"] else "",
+               "train_s": float(r["train_s"]) if r["train_s"] else ""}
+        rows.append(row | {k: float(r[k]) for k in MEASURES})
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rates", default="8,12,16,20", help="arrival rates per time unit, comma-separated")
@@ -75,27 +91,33 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path("results/hephaestus-load-sweep.csv"))
     args = ap.parse_args()
     rates = [float(r) for r in args.rates.split(",")]
-    rows: list[dict] = []
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    rows = kept(args.out)
+    have = {(r["rate"], r["policy"], r["seed"]) for r in rows}
     for rate in rates:
         for name, f in heuristics().items():
+            if (rate, name, "") in have:
+                continue
             m = test(lambda e, f=f: f(e), config(rate), args.episodes, TEST_SEED)
             rows.append({"rate": rate, "policy": name, "seed": "", "train_s": "",
                          **dict(zip(MEASURES, (round(float(x), 4) for x in m)))})
-        shown = ", ".join(f"{r['policy']} {r['rejection_pct']:.2f}" for r in rows if r["rate"] == rate)
+        shown = ", ".join(f"{r['policy']} {r['rejection_pct']:.2f}" for r in rows
+                          if r["rate"] == rate and r["policy"] in heuristics())
         print(f"rate {rate:g}: rejection % {shown}", flush=True)
     if not args.probe:
         jobs = [(rate, o, a, s, args.steps, args.episodes) for rate in rates for o in args.objectives.split(",")
-                for a in args.algos.split(",") for s in range(1, args.seeds + 1)]
+                for a in args.algos.split(",") for s in range(1, args.seeds + 1)
+                if (rate, f"ds-{a}({o})", s) not in have]
         t0 = time.monotonic()
         with ProcessPoolExecutor(args.jobs) as pool:
             for k, row in enumerate(pool.map(trained, jobs), 1):
                 rows.append(row)
+                write_rows(args.out, rows)
                 print(f"  [{k}/{len(jobs)} {time.monotonic() - t0:.0f} s] rate {row['rate']:g} {row['policy']} seed "
                       f"{row['seed']}: rejection {row['rejection_pct']:.3f} %, cost {row['cost']:.3f}, latency "
                       f"{row['latency_ms']:.1f} ms, Gini {row['gini']:.3f} (trained in {row['train_s']:.0f} s)", flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     write_rows(args.out, rows)
-    report(rows, rates)
+    report([r for r in rows if r["rate"] in rates], rates)
     print(f"\npaper's world (hf_compat off), 4 clusters, R 1-7, mean lifetime 1, test seed {TEST_SEED}, "
           f"{args.episodes} test episodes; rows: {args.out}")
     return 0
