@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -92,10 +93,12 @@ def test_deployment_requests_come_and_go(testbed, tmp_path):
     arrivals = [json.loads(d) for d in events[events.kind == "request-arrival"].detail]
     departures = [json.loads(d) for d in events[events.kind == "request-departure"].detail]
     assert len(arrivals) >= 5 and len(departures) >= 3
-    # each request taken when it was due, not after the previous one's pods started
+    # each request taken when it was due, not after the previous one's pods started: taken in turn,
+    # each would wait for the pods before it (0.5-3 s apiece at a request a second), and the delay
+    # would grow along the stream; a loaded host may delay one by a scheduling hiccup, not all
     taken = events[events.kind == "request-arrival"].t_run.astype(float)
     late = [t - a["due_s"] for t, a in zip(taken, arrivals)]
-    assert max(late) < 1.0, late
+    assert float(np.median(late)) < 0.5 and max(late) < 2.5, late
     assert {d["request"] for d in departures} <= {a["request"] for a in arrivals}
     held = [json.loads(line) for line in (run / "placements.jsonl").read_text().splitlines()]
     assert max(len(p["placement"]["ml"]) for p in held) > 1  # requests added ml replicas
