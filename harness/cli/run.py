@@ -21,7 +21,9 @@ def _render(live):
     t = Table.grid(padding=(0, 2))
     p50 = f"{live.p50_ms:.0f}" if live.p50_ms is not None else "-"
     p95 = f"{live.p95_ms:.0f}" if live.p95_ms is not None else "-"
-    t.add_row(f"[b]{live.policy}[/b] s{live.seed}", f"{live.elapsed_s:5.0f}/{live.duration_s:.0f}s",
+    from rich.markup import escape
+
+    t.add_row(f"[b]{escape(live.policy)}[/b] s{live.seed}", f"{live.elapsed_s:5.0f}/{live.duration_s:.0f}s",
               f"RPS {live.rps:5.1f}", f"p50 {p50} ms", f"p95 {p95} ms", f"requests {live.requests}",
               f"errors {live.errors}", f"pods {live.pods}", f"moves {live.moves}")
     bar = ProgressBar(total=live.duration_s, completed=min(live.elapsed_s, live.duration_s), width=60)
@@ -77,12 +79,12 @@ def run(
         if isinstance(session, Session):
             warn_app(session.app, session.app_file)
         console = make_console(stderr=json_out)
-        console.print(f"{session.scenario.name}: {session.scenario.description}; policies {', '.join(names)} × "
-                      f"{seeds} seeds from {seed}; results in {session.out}")
+        from rich.markup import escape  # a policy's [arguments] are text, not markup
 
-        from rich.markup import escape
+        console.print(escape(f"{session.scenario.name}: {session.scenario.description}; policies {', '.join(names)} "
+                             f"× {seeds} seeds from {seed}; results in {session.out}"))
 
-        def done(s: dict) -> None:  # a label's [arguments] are text, not markup
+        def done(s: dict) -> None:
             console.print(f"  {escape(run_label(s['policy'], s['seed']))}: mean {fmt(s.get('mean_ms'))} ms, p95 "
                           f"{fmt(s.get('p95_ms'))} ms, {s.get('requests', 0)} requests, {s.get('errors', 0)} errors, "
                           f"{s['moves']} moves, recovery {fmt(s.get('recovery_s'))} s")
@@ -97,7 +99,7 @@ def run(
         table = Table(title=f"{session.scenario.name}: comparison ({session.out / 'comparison.csv'})")
         table.add_column("")
         for r in runs:
-            table.add_column(run_label(r["policy"], r["seed"]), justify="right")
+            table.add_column(escape(run_label(r["policy"], r["seed"])), justify="right")
         for c in columns(rows)[2:]:
             table.add_row(c, *(fmt(value(r, c)) for r in runs))
         if json_out:
