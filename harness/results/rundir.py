@@ -24,7 +24,6 @@ import csv
 import hashlib
 import json
 import platform
-import shutil
 import threading
 import time
 from contextlib import contextmanager
@@ -99,10 +98,6 @@ class RunDir:
     def save_input(self, name: str, text: str) -> None:
         with self._writing(self.path / "inputs" / name):
             (self.path / "inputs" / name).write_text(text)
-
-    def copy_input(self, src: Path, name: str) -> None:
-        with self._writing(self.path / "inputs" / name):
-            shutil.copyfile(src, self.path / "inputs" / name)
 
     def save_policy(self, name: str, model: Path | None) -> None:
         info = {"name": name, "model": str(model) if model else None, "model_sha256": sha256(model) if model else None}

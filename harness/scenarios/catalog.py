@@ -25,8 +25,8 @@ def load_scenario(name_or_path: str) -> tuple[Scenario, str]:
     own world (``world:``) is one UserError line: only ``harness run`` plays those."""
     sc, path = load_any_scenario(name_or_path)
     if not isinstance(sc, Scenario):
-        raise UserError(f"a scenario of the {sc.world} world, not of apps on a cluster: 'harness run' plays it live",
-                        source=path, field="world")
+        raise UserError(f"a scenario of the {sc.world} world: 'harness run' plays it (it has no app to simulate "
+                        "on a cluster)", source=path, field="world")
     return sc, path
 
 
@@ -47,7 +47,6 @@ def load_any_scenario(name_or_path: str):
         return _world_scenario(doc, path), str(path)
     if isinstance(doc, dict):
         doc.pop("world", None)  # world: cluster, said out loud
-    if isinstance(doc, dict):
         _read_load_files(doc, path)
     sc = parse_model(Scenario, doc, str(path))
     typed = [faults.parse(f, f"faults[{i}]", str(path)) for i, f in enumerate(sc.faults)]

@@ -27,7 +27,7 @@ from harness.scenarios.run import Plan
 from harness.seeds import run_folder, seed_list
 from harness.spec.app import App, app_to_json, compose, load_app
 from harness.spec.profile import Profile, compose_profiles, load_profile
-from harness.scenarios.catalog import app_path, load_any_scenario
+from harness.scenarios.catalog import app_path, load_any_scenario, load_scenario
 from harness.spec.scenario import Scenario
 from harness.spec.testbed_state import state_path
 from harness.testbed.cluster import Cluster
@@ -37,12 +37,9 @@ from harness.testbed.cluster import Cluster
 class WorldSession:
     """A session of a scenario of a family's own world (``harness.scenarios.worlds``)."""
 
-    world: str
-    scenario: object  # the world's scenario model
-    scenario_file: str | None  # None: made in code (a leaderboard cell's)
+    scenario: object  # the world's scenario model (its ``world`` names the world)
     plays: dict  # policy label -> its decision, ready to play (harness.scenarios.world_run.Play)
     out: Path
-    model_dir: Path
 
 
 @dataclass
@@ -168,10 +165,7 @@ def prepare(scenario_ref: str, policies: list[str], state, app_override: Path | 
     """Everything a session needs, checked against the testbed before anything runs; its results
     go to ``results/<utc>-<scenario><suffix>`` (or ``results/<folder>``)."""
     check_writable(results)
-    sc, sc_file = loaded or load_any_scenario(scenario_ref)  # ``loaded``: (scenario, file) read already
-    if not isinstance(sc, Scenario):
-        raise UserError(f"a scenario of the {sc.world} world: 'harness run' plays it (it has no app to simulate "
-                        "on a cluster)", source=sc_file, field="world")
+    sc, sc_file = loaded or load_scenario(scenario_ref)  # ``loaded``: (scenario, file) read already
     app_files = find_workloads(sc, app_override)
     apps = [with_replicas(load_app(f), sc.replicas) for f in app_files]
     app, app_file = compose(apps), app_files[0]  # several apps: deployed together as one, each its own entry
@@ -199,7 +193,7 @@ def prepare_live(scenario_ref: str, policies: list[str], cluster: Cluster, app_o
             raise UserError(f"a scenario of the {sc.world} world has no app or profile", field=flag)
     check_writable(results)
     plays = worlds.get(sc.world).plays(sc, policies, model_dir, cluster)
-    return WorldSession(sc.world, sc, sc_file, plays, session_folder(results, sc.name), model_dir)
+    return WorldSession(sc, plays, session_folder(results, sc.name))
 
 
 def session_folder(results: Path, scenario: str, suffix: str = "") -> Path:
@@ -224,10 +218,9 @@ def run_world_session(cluster: Cluster, session: WorldSession, seeds: int = 1, f
     scenario_yaml = yaml.safe_dump(session.scenario.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
     for seed in seed_list(seeds, first_seed):
         for name, play in session.plays.items():
-            model = getattr(play, "model_file", None)
             out = run_dir(session.out, name, seed, scenario_yaml, testbed,
                           {"deployment.json": json.dumps({"policy": name, "placement": play.placement()}, indent=1)},
-                          Path(model) if model else None)
+                          play.model_file)
             summary = WorldLiveRun(cluster, session.scenario, name, play, seed, out, on_tick).run()
             done(rows, summary, out, session, on_done)
     return rows
@@ -259,10 +252,10 @@ def run_session(cluster: Cluster, state, state_dir: Path, session: Session, seed
     check_clean(cluster)
     check_policies(session, state, cluster)
     rows: list[dict] = []
-    testbed = state_path(state_dir).read_text()
+    testbed, scenario = state_path(state_dir).read_text(), Path(session.scenario_file).read_text()
     for seed in seed_list(seeds, first_seed):
         for name, policy in session.policies.items():
-            out = new_run_dir(session, name, policy, seed, testbed)
+            out = new_run_dir(session, name, policy, seed, scenario, testbed)
             plan = Plan(session.scenario, session.app, session.profile, state, name, policy, seed=seed)
             done(rows, LiveRun(cluster, plan, out, on_tick).run(), out, session, on_done)
     return rows
@@ -277,10 +270,10 @@ def check_policies(session: Session, state, cluster: Cluster) -> None:
         policy.check(view)
 
 
-def new_run_dir(session: Session, name: str, policy: Policy, seed: int, testbed: str) -> RunDir:
-    """A run directory ``<policy>-s<seed>`` with the run's inputs: app, scenario, the testbed's
-    state (``testbed``: its YAML), profile, policy and model, harness's version."""
-    return run_dir(session.out, name, seed, Path(session.scenario_file).read_text(), testbed,
+def new_run_dir(session: Session, name: str, policy: Policy, seed: int, scenario: str, testbed: str) -> RunDir:
+    """A run directory ``<policy>-s<seed>`` with the run's inputs: app, scenario (``scenario``: the
+    file's text), the testbed's state (``testbed``: its YAML), profile, policy and model, harness's version."""
+    return run_dir(session.out, name, seed, scenario, testbed,
                    {"app.json": app_to_json(session.app), "profile.json": session.profile.model_dump_json(indent=1)},
                    Path(policy.model_file) if policy.model_file else None)
 
@@ -330,9 +323,10 @@ def run_simulated(state, session: Session, seeds: int, first_seed: int = 0,
     rows: list[dict] = []
     testbed = yaml.dump(state.model_dump(mode="json"), Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
                         sort_keys=False)  # libyaml's: a ten-thousand-node testbed is seconds in Python
+    scenario = Path(session.scenario_file).read_text()
     for seed in seed_list(seeds, first_seed):
         for name, policy in session.policies.items():
-            out = new_run_dir(session, name, policy, seed, testbed)
+            out = new_run_dir(session, name, policy, seed, scenario, testbed)
             plan = Plan(session.scenario, session.app, session.profile, state, name, policy, seed=seed,
                         gap_time_limit_s=gap_time_limit_s, variability=variability)
             done(rows, SimRun(SimCluster(state, terminating_s), plan, out).run(), out, session, on_done)

@@ -28,6 +28,7 @@ class Play(Protocol):
     """One policy's decision in a world, played on a testbed."""
 
     drain_s: float  # after the load's end, how long its last requests may take before they count as unfinished
+    model_file: Path | None  # a learned policy's model (its path and SHA-256 go into the run's inputs)
 
     def placement(self) -> dict[str, list[str]]:
         """What runs where, as the deploy event says it: service -> [node, ...], one per instance."""

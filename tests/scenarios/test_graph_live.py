@@ -50,7 +50,7 @@ def test_a_deployment_played_through_the_common_run_matches_the_model_with_its_r
     rtts = graph_live.rtts_s(cluster, servers, client)
     assert rtts[0].max() > 0.02  # the hops cross the testbed's links, not loopback
     play = graph_live.ServiceGraphPlay(g, X, servers, client, rtts, timeout_s=20, rate_scale=1.0, full={})
-    session = WorldSession("servicegraph", scenario(), None, {"tiny": play}, tmp_path / "session", tmp_path)
+    session = WorldSession(scenario(), {"tiny": play}, tmp_path / "session")
     (s,) = run_world_session(cluster, session, seeds=1, first_seed=3)
     run = tmp_path / "session" / "tiny-s3"
     assert s["run_dir"] == str(run) and not s["partial"] and s["scenario_world"] == "servicegraph"

@@ -56,6 +56,7 @@ class FakePlay:
     """A fake world's decision: no processes of its own; its load is GENERATOR."""
 
     drain_s = 1.0
+    model_file = None
 
     def __init__(self, seconds=1.0, status=0, hang=False, fail_deploy=False):
         self.seconds, self.status, self.hang, self.fail_deploy = seconds, status, hang, fail_deploy

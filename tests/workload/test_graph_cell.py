@@ -94,7 +94,7 @@ def test_a_chain_follows_eq_52_and_takes_the_models_time(tmp_path):
 
 def test_a_deployment_scaled_to_light_load_keeps_its_shape():
     g, X = tiny()
-    light = plan.scaled_to(g, [X], 0.5)
+    light = plan.scaled(g, plan.scale_for(g, [X], 0.5))
     assert plan.max_utilisation(light, X) == pytest.approx(0.5)
     assert np.allclose(light.rate / g.rate, light.rate[0] / g.rate[0])
     assert replace(light, rate=g.rate).rate[0] == g.rate[0]

@@ -149,8 +149,7 @@ def play_live(cell, out: Path, model_dir: Path, cluster) -> list[dict]:
                               description=f"leaderboard cell {cell.track} {cell.app} {cell.scenario} seed {cell.seed}",
                               instance=cell.app, setting=cell.scenario, load={"busiest_rho": LIVE_RHO})
     folder = out / "runs" / cell.track / cell.app / f"{cell.scenario}-live-s{cell.seed}"
-    session = WorldSession("servicegraph", sc, None, plays(sc, list(cell.policies), model_dir, cluster, cell.seed),
-                           folder, model_dir)
+    session = WorldSession(sc, plays(sc, list(cell.policies), model_dir, cluster, cell.seed), folder)
     summaries = []
     for s in run_world_session(cluster, session, seeds=1, first_seed=cell.seed):
         s = {**s, "world": "live", "deployment": session.plays[s["policy"]].X.tolist()}

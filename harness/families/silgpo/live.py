@@ -123,12 +123,13 @@ class ServiceGraphPlay:
     on the testbed's servers (``harness.scenarios.world_run.Play``)."""
 
     def __init__(self, g: ServiceGraph, X: np.ndarray, servers: list[str], client: str,
-                 rtts: tuple[np.ndarray, np.ndarray], timeout_s: float, rate_scale: float, full: dict):
+                 rtts: tuple[np.ndarray, np.ndarray], timeout_s: float, rate_scale: float, full: dict,
+                 model_file: Path | None = None):
         self.g, self.X, self.servers, self.client, self.rtts = g, np.asarray(X), servers, client, rtts
         self.timeout_s, self.rate_scale, self.full = timeout_s, rate_scale, full
         self.procs: list = []
         self.addresses: list[str] = []
-        self.model_file: Path | None = None  # a learner's model (kept in the run's inputs)
+        self.model_file = model_file  # a learner's model (kept in the run's inputs)
 
     def placement(self) -> dict[str, list[str]]:
         return {plan.service_name(m): [self.servers[n] for n in range(self.g.N) for _ in range(int(self.X[m, n]))]
@@ -208,7 +209,6 @@ def plays(scenario: ServiceGraphScenario, names: list[str], model_dir: Path, clu
     a learner without a model trained on the instance, is one UserError line, before anything
     is deployed."""
     from harness.families.silgpo.commands import LEARNERS, deployment, model_file, policy_names, world
-
     from harness.policies import parse_ref
 
     known = policy_names()
@@ -238,9 +238,8 @@ def plays(scenario: ServiceGraphScenario, names: list[str], model_dir: Path, clu
     for name, word in zip(names, words):
         full = {"total_delay": round(delay(code_form, xs[name]).total, 4),
                 "total_delay_s": round(delay(g, xs[name]).total, 4)}
-        out[name] = ServiceGraphPlay(light, xs[name], servers, client, rtts, scenario.load.timeout_s, scale, full)
-        if word in LEARNERS:
-            out[name].model_file = models[name]
+        out[name] = ServiceGraphPlay(light, xs[name], servers, client, rtts, scenario.load.timeout_s, scale, full,
+                                     models[name] if word in LEARNERS else None)
     return out
 
 

@@ -100,8 +100,3 @@ def scale_for(g: ServiceGraph, deployments: list[np.ndarray], rho: float) -> flo
 def scaled(g: ServiceGraph, factor: float) -> ServiceGraph:
     """The same instance with every request's rate times ``factor``."""
     return replace(g, rate=g.rate * factor)
-
-
-def scaled_to(g: ServiceGraph, deployments: list[np.ndarray], rho: float) -> ServiceGraph:
-    """The same instance with its rates scaled so the busiest queue of ``deployments`` runs at ``rho``."""
-    return scaled(g, scale_for(g, deployments, rho))

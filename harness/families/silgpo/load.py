@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import csv
+import itertools
 import json
 import random
 import signal
@@ -108,8 +109,6 @@ async def flush(log: Log) -> None:
 
 
 async def run(load: dict, log: Log, ready: Path | None) -> None:
-    import itertools
-
     tasks: set[asyncio.Task] = set()
     rng = random.Random(load.get("seed", 0))
     timeout = float(load.get("timeout_s", 30))
