@@ -1,0 +1,166 @@
+"""REACH's live figures measured live, as the paper measured them (§VII-C/D, on its testbed):
+Chain, Aggregator-Sequential and Aggregator-Parallel under one closed-loop user, each policy's
+mean latency and share of requests under 250 ms with a 95 % CI over seeds, the paper's numbers
+beside harness's.
+
+    .venv/bin/python -m studies.reach.live_grid --figure 8 --profiles DIR [--seeds 3] [--duration S]
+        [--apps chain,aggregator-sequential,aggregator-parallel] [--pods 4,12,20]
+        [--policies reach[model=auto],rsdql[model=auto],default,cloud-first,latency-greedy]
+        [--out results/reach-fig8-live] [--table-only]
+
+Figure 8: steady load at 4, 12 and 20 pods (the paper's averages: REACH −21.56 % against the
+default scheduler, −9.83 % against RSDQL, each the mean over the nine settings of REACH's mean
+against the other's). Figure 9: one Edge-A and one Cloud-A node failing at 60 s (``node-failure``)
+at 12 pods (REACH on Chain 219.92 ms, 7.9 % below RSDQL; 86.9 % of its requests under 250 ms,
+RSDQL's 76.9 %).
+
+DIR holds the apps' profiles calibrated on the provisioned testbed (``harness calibrate --app
+workloads/<app>.json --out DIR``); the learned policies' models are trained on them
+(``model=auto``: once per profile, kept in ``<out>/models/auto``). Each app and pod count is a
+scenario (the figure's scenario with ``pods / 4`` replicas per service); each seed one ``harness
+run`` session with the policies taking turns, so the host's drift falls on all alike. The grid
+goes seed by seed, and a session already complete is kept, so a stopped grid goes on where it
+stopped. Written: ``<out>/fig<N>.csv`` (a row per setting and policy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from harness.results.csvfile import write_rows
+from harness.results.stats import mean_ci95
+
+APPS = ("chain", "aggregator-sequential", "aggregator-parallel")
+POLICIES = "reach[model=auto],rsdql[model=auto],default,cloud-first,latency-greedy"
+SCENARIOS = Path(__file__).resolve().parents[2] / "harness" / "scenarios"
+
+
+@dataclass(frozen=True)
+class Figure:
+    scenario: str
+    pods: str
+    averages: dict[str, float]  # other policy -> the paper's REACH against it, %, averaged over settings
+    shares: dict[tuple[str, str], float] = field(default_factory=dict)  # (app, policy) -> paper's share < 250 ms
+    means: dict[tuple[str, str], float] = field(default_factory=dict)  # (app, policy) -> paper's mean, ms
+
+
+FIGURES = {
+    "8": Figure("steady", "4,12,20", {"default": -21.56, "rsdql": -9.83}),
+    "9": Figure("node-failure", "12", {"rsdql": -7.9},
+                shares={("chain", "reach"): 0.869, ("chain", "rsdql"): 0.769, ("chain", "cloud-first"): 0.355,
+                        ("chain", "latency-greedy"): 0.462, ("chain", "default"): 0.467},
+                means={("chain", "reach"): 219.92}),
+}
+
+
+def scenario_file(out: Path, figure: Figure, app: str, pods: int, duration: float | None) -> Path:
+    """The figure's scenario on ``app`` with ``pods`` pods (four services: pods / 4 replicas each)."""
+    doc = yaml.safe_load((SCENARIOS / f"{figure.scenario}.yaml").read_text())
+    doc.update(name=f"{figure.scenario}-{app}-{pods}", app=app, replicas=pods // 4)
+    if duration:
+        doc["duration_s"] = duration
+    doc["description"] = f"{figure.scenario} on {app} at {pods} pods for {doc['duration_s']:g} s"
+    f = out / "scenarios" / f"{figure.scenario}-{app}-{pods}.yaml"
+    f.parent.mkdir(parents=True, exist_ok=True)
+    f.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return f
+
+
+def complete(folder: Path, runs: int) -> Path | None:
+    """The session folder in ``folder`` with ``runs`` whole runs (none partial or failed)."""
+    for session in sorted(folder.glob("*/")) if folder.exists() else []:
+        whole = [s for s in summaries(session) if not s.get("partial") and not s.get("error")]
+        if len(whole) >= runs:
+            return session
+    return None
+
+
+def summaries(session: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(session.glob("*/summary.json"))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--figure", choices=sorted(FIGURES), default="8")
+    ap.add_argument("--profiles", type=Path, help="calibrated profiles (harness calibrate --out); needed to run")
+    ap.add_argument("--apps", default=",".join(APPS))
+    ap.add_argument("--pods", help="pod counts (default: the figure's)")
+    ap.add_argument("--policies", default=POLICIES)
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--duration", type=float, help="seconds per run (default: the scenario's)")
+    ap.add_argument("--out", type=Path, help="default results/reach-fig<N>-live")
+    ap.add_argument("--table-only", action="store_true", help="print the table of the sessions there, run nothing")
+    args = ap.parse_args(argv)
+    figure = FIGURES[args.figure]
+    out = (args.out or Path(f"results/reach-fig{args.figure}-live")).resolve()
+    from harness.policies import split_refs
+
+    policies = split_refs(args.policies)
+    cells = [(app, int(p)) for app in args.apps.split(",") for p in (args.pods or figure.pods).split(",")]
+    if not args.table_only:
+        if args.profiles is None:
+            ap.error("--profiles DIR is needed to run (or --table-only)")
+        (out / "profiles").mkdir(parents=True, exist_ok=True)
+        for f in sorted(args.profiles.resolve().glob("*.calibrated.json")):  # what harness reads first where it runs
+            (out / "profiles" / f.name.replace(".calibrated.json", ".json")).write_text(f.read_text())
+        # seed by seed over the grid, so a grid stopped part-way has whole seeds of every setting
+        for seed, (app, pods) in [(s, c) for s in range(args.seeds) for c in cells]:
+            folder = out / f"{app}-{pods}" / f"s{seed}"
+            if complete(folder, len(policies)):
+                continue
+            sc = scenario_file(out, figure, app, pods, args.duration)
+            cmd = [sys.executable, "-m", "harness", "run", str(sc), "--policy", ",".join(policies), "--seeds", "1",
+                   "--seed", str(seed), "--out", str(folder)]
+            print("$ harness " + " ".join(cmd[3:]), flush=True)
+            subprocess.run(cmd, cwd=out, check=True)
+    return table(out, args.figure, cells, policies)
+
+
+def table(out: Path, name: str, cells: list[tuple[str, int]], policies: list[str]) -> int:
+    figure = FIGURES[name]
+    rows, grid = [], {}
+    for app, pods in cells:
+        runs = [s for f in sorted((out / f"{app}-{pods}").glob("s*")) if (sess := complete(f, len(policies)))
+                for s in summaries(sess)]
+        for policy in dict.fromkeys(s["policy"] for s in runs):
+            mine = [s for s in runs if s["policy"] == policy and s.get("mean_ms") is not None]
+            m, h = mean_ci95([s["mean_ms"] for s in mine])
+            u, uh = mean_ci95([s["under_threshold"] for s in mine if s.get("under_threshold") is not None])
+            short = policy.split("[")[0]
+            grid[app, pods, short] = m
+            rows.append({"app": app, "pods": pods, "policy": policy, "seeds": len(mine), "mean_ms": round(m, 2),
+                         "ci95_ms": None if h is None else round(h, 2), "under_250ms": round(u, 4),
+                         "under_ci95": None if uh is None else round(uh, 4),
+                         "paper_mean_ms": figure.means.get((app, short)),
+                         "paper_under_250ms": figure.shares.get((app, short))})
+    if not rows:
+        print("no complete session yet", file=sys.stderr)
+        return 1
+    print(f"{'app':22s} {'pods':>4s} {'policy':28s} {'seeds':>5s} {'mean ms (95 % CI)':>20s} {'< 250 ms':>16s}")
+    for r in rows:
+        ci = f" ± {r['ci95_ms']:.1f}" if r["ci95_ms"] is not None else ""
+        uci = f" ± {100 * r['under_ci95']:.1f}" if r["under_ci95"] is not None else ""
+        paper = f"   (paper {100 * r['paper_under_250ms']:.1f} %)" if r["paper_under_250ms"] is not None else ""
+        print(f"{r['app']:22s} {r['pods']:4d} {r['policy']:28s} {r['seeds']:5d} {r['mean_ms']:12.1f}{ci:>8s}"
+              f" {100 * r['under_250ms']:9.1f} %{uci:>7s}{paper}")
+    print()
+    for other, paper in figure.averages.items():
+        rel = [100 * (grid[a, p, "reach"] / grid[a, p, other] - 1) for a, p in cells
+               if (a, p, "reach") in grid and (a, p, other) in grid]
+        if rel:
+            m, h = mean_ci95(rel)
+            print(f"REACH against {other}: {m:+.2f} % ± {h or 0:.2f} over {len(rel)} settings (paper {paper:+.2f} %)")
+    write_rows(out / f"fig{name}.csv", rows)
+    print(f"\n{out / f'fig{name}.csv'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""REACH's live grid's bookkeeping: a seed's session counts only when whole, the paper's averages
+are REACH's mean against the other's per setting, averaged over the settings, and the share under
+250 ms stands beside the paper's."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from studies.reach import live_grid
+
+
+def session(folder, policies: dict[str, float], partial: str | None = None, under: float = 0.5):
+    for policy, mean in policies.items():
+        run = folder / "20261129T000000Z-fig8" / f"{policy}-s0"
+        run.mkdir(parents=True)
+        (run / "summary.json").write_text(json.dumps({"policy": policy, "seed": 0, "mean_ms": mean,
+                                                      "under_threshold": under,
+                                                      "partial": policy == partial}))
+
+
+def test_a_whole_session_counts_and_a_partial_one_does_not(tmp_path):
+    session(tmp_path / "a", {"reach": 1.0, "default": 2.0})
+    session(tmp_path / "b", {"reach": 1.0, "default": 2.0}, partial="default")
+    assert live_grid.complete(tmp_path / "a", 2) is not None
+    assert live_grid.complete(tmp_path / "b", 2) is None and live_grid.complete(tmp_path / "c", 2) is None
+
+
+def test_the_averages_are_over_settings_of_reach_against_each(tmp_path, capsys):
+    cells = [("chain", 4), ("chain", 12)]
+    for (app, pods), (reach, default, rsdql) in zip(cells, [(80, 100, 90), (60, 100, 50)]):
+        for seed in range(2):
+            session(tmp_path / f"{app}-{pods}" / f"s{seed}",
+                    {"reach[model=auto]": reach + seed, "default": default + seed, "rsdql[model=auto]": rsdql + seed})
+    assert live_grid.table(tmp_path, "8", cells, ["reach[model=auto]", "default", "rsdql[model=auto]"]) == 0
+    out = capsys.readouterr().out
+    against_default = 100 * ((80.5 / 100.5 - 1) + (60.5 / 100.5 - 1)) / 2
+    assert f"REACH against default: {against_default:+.2f} %" in out and "over 2 settings (paper -21.56 %)" in out
+    rows = (tmp_path / "fig8.csv").read_text().splitlines()
+    assert rows[0].startswith("app,pods,policy,seeds,mean_ms,ci95_ms,under_250ms") and len(rows) == 1 + 2 * 3
+    assert against_default == pytest.approx(-29.85, abs=0.01)
+
+
+def test_the_node_failure_share_stands_beside_the_papers(tmp_path, capsys):
+    for seed, under in enumerate((0.8, 0.9)):
+        session(tmp_path / "chain-12" / f"s{seed}", {"reach[model=auto]": 200.0, "rsdql[model=auto]": 250.0}, under=under)
+    assert live_grid.table(tmp_path, "9", [("chain", 12)], ["reach[model=auto]", "rsdql[model=auto]"]) == 0
+    out = capsys.readouterr().out
+    assert "85.0 %" in out and "(paper 86.9 %)" in out and "(paper 76.9 %)" in out
+    assert "REACH against rsdql: -20.00 %" in out and "(paper -7.90 %)" in out
+    assert (tmp_path / "fig9.csv").exists()
