@@ -20,7 +20,10 @@ workloads/<app>.json --out DIR``); the learned policies' models are trained on t
 scenario (the figure's scenario with ``pods / 4`` replicas per service); each seed one ``harness
 run`` session with the policies taking turns, so the host's drift falls on all alike. The grid
 goes seed by seed, and a session already complete is kept, so a stopped grid goes on where it
-stopped. Written: ``<out>/fig<N>.csv`` (a row per setting and policy).
+stopped. Beside each run's mean over its whole window, its mean over the window's second half
+(``late_ms``): a rescheduler starts from the default scheduler's placement and moves pods in the
+first periods, and the paper does not say whether its means include that. Written:
+``<out>/fig<N>.csv`` (a row per setting and policy).
 """
 
 from __future__ import annotations
@@ -83,7 +86,21 @@ def complete(folder: Path, runs: int) -> Path | None:
 
 
 def summaries(session: Path) -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted(session.glob("*/summary.json"))]
+    """Each run's summary, with ``late_ms``: its mean latency over the second half of its requests'
+    span (what the placement the policy settled on gives; None without a request log)."""
+    return [{**json.loads(p.read_text()), "late_ms": late_mean(p.parent)} for p in sorted(session.glob("*/summary.json"))]
+
+
+def late_mean(run: Path) -> float | None:
+    from harness.results.summary import ok_mask, read_requests
+
+    try:
+        req = read_requests(run)
+    except (FileNotFoundError, ValueError):
+        return None
+    ok = req[ok_mask(req)]
+    late = ok[ok.t_send >= (req.t_send.min() + req.t_send.max()) / 2]
+    return float(late.latency_ms.mean()) if len(late) else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,41 +142,59 @@ def main(argv: list[str] | None = None) -> int:
 
 def table(out: Path, name: str, cells: list[tuple[str, int]], policies: list[str]) -> int:
     figure = FIGURES[name]
-    rows, grid = [], {}
+    rows, grid, late = [], {}, {}
     for app, pods in cells:
         runs = [s for f in sorted((out / f"{app}-{pods}").glob("s*")) if (sess := complete(f, len(policies)))
                 for s in summaries(sess)]
         for policy in dict.fromkeys(s["policy"] for s in runs):
             mine = [s for s in runs if s["policy"] == policy and s.get("mean_ms") is not None]
             m, h = mean_ci95([s["mean_ms"] for s in mine])
-            u, uh = mean_ci95([s["under_threshold"] for s in mine if s.get("under_threshold") is not None])
+            u, uh = _mean_ci95([s["under_threshold"] for s in mine if s.get("under_threshold") is not None])
             short = policy.split("[")[0]
+            lm, lh = _mean_ci95([s["late_ms"] for s in mine if s.get("late_ms") is not None])
             grid[app, pods, short] = m
+            if lm is not None:
+                late[app, pods, short] = lm
             rows.append({"app": app, "pods": pods, "policy": policy, "seeds": len(mine), "mean_ms": round(m, 2),
-                         "ci95_ms": None if h is None else round(h, 2), "under_250ms": round(u, 4),
-                         "under_ci95": None if uh is None else round(uh, 4),
+                         "ci95_ms": None if h is None else round(h, 2), "under_250ms": _round(u, 4),
+                         "under_ci95": _round(uh, 4),
+                         "late_ms": _round(lm, 2), "late_ci95_ms": _round(lh, 2),
                          "paper_mean_ms": figure.means.get((app, short)),
                          "paper_under_250ms": figure.shares.get((app, short))})
     if not rows:
         print("no complete session yet", file=sys.stderr)
         return 1
-    print(f"{'app':22s} {'pods':>4s} {'policy':28s} {'seeds':>5s} {'mean ms (95 % CI)':>20s} {'< 250 ms':>16s}")
+    print(f"{'app':22s} {'pods':>4s} {'policy':28s} {'seeds':>5s} {'mean ms (95 % CI)':>20s} {'< 250 ms':>16s}"
+          f" {'2nd half ms':>18s}")
     for r in rows:
         ci = f" ± {r['ci95_ms']:.1f}" if r["ci95_ms"] is not None else ""
         uci = f" ± {100 * r['under_ci95']:.1f}" if r["under_ci95"] is not None else ""
         paper = f"   (paper {100 * r['paper_under_250ms']:.1f} %)" if r["paper_under_250ms"] is not None else ""
+        lci = f" ± {r['late_ci95_ms']:.1f}" if r["late_ci95_ms"] is not None else ""
+        share = f"{100 * r['under_250ms']:9.1f} %" if r["under_250ms"] is not None else f"{'-':>11s}"
+        lm = f"{r['late_ms']:10.1f}" if r["late_ms"] is not None else f"{'-':>10s}"
         print(f"{r['app']:22s} {r['pods']:4d} {r['policy']:28s} {r['seeds']:5d} {r['mean_ms']:12.1f}{ci:>8s}"
-              f" {100 * r['under_250ms']:9.1f} %{uci:>7s}{paper}")
+              f" {share}{uci:>7s} {lm}{lci:>8s}{paper}")
     print()
     for other, paper in figure.averages.items():
-        rel = [100 * (grid[a, p, "reach"] / grid[a, p, other] - 1) for a, p in cells
-               if (a, p, "reach") in grid and (a, p, other) in grid]
-        if rel:
-            m, h = mean_ci95(rel)
-            print(f"REACH against {other}: {m:+.2f} % ± {h or 0:.2f} over {len(rel)} settings (paper {paper:+.2f} %)")
+        for what, means in (("", grid), (" (second halves)", late)):
+            rel = [100 * (means[a, p, "reach"] / means[a, p, other] - 1) for a, p in cells
+                   if (a, p, "reach") in means and (a, p, other) in means]
+            if rel:
+                m, h = mean_ci95(rel)
+                print(f"REACH against {other}{what}: {m:+.2f} % ± {h or 0:.2f} over {len(rel)} settings "
+                      f"(paper {paper:+.2f} %)")
     write_rows(out / f"fig{name}.csv", rows)
     print(f"\n{out / f'fig{name}.csv'}")
     return 0
+
+
+def _mean_ci95(values: list[float]) -> tuple[float | None, float | None]:
+    return mean_ci95(values) if values else (None, None)
+
+
+def _round(v: float | None, digits: int) -> float | None:
+    return None if v is None else round(v, digits)
 
 
 if __name__ == "__main__":

@@ -50,3 +50,12 @@ def test_the_node_failure_share_stands_beside_the_papers(tmp_path, capsys):
     assert "85.0 %" in out and "(paper 86.9 %)" in out and "(paper 76.9 %)" in out
     assert "REACH against rsdql: -20.00 %" in out and "(paper -7.90 %)" in out
     assert (tmp_path / "fig9.csv").exists()
+
+
+def test_the_second_half_is_the_mean_of_the_later_requests(tmp_path):
+    run = tmp_path / "reach-s0"
+    run.mkdir()
+    rows = [f"{100 + t:.1f},{300.0 if t < 30 else 100.0},200,10,,front-end-1,front-end" for t in range(60)]
+    (run / "requests.csv").write_text("t_send,latency_ms,status,bytes,error,pod,entry\n" + "\n".join(rows) + "\n")
+    assert live_grid.late_mean(run) == 100.0
+    assert live_grid.late_mean(tmp_path / "nothing") is None
