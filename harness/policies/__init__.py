@@ -237,7 +237,7 @@ def build_for_app(name: str, app: str, app_file: str | Path, profile_file: str |
     """A policy ready for ``app`` (``name`` may carry arguments: ``name[key=value,...]``): a
     trainable one with its model from ``model_dir`` unless a ``model`` is given — ``model=auto``:
     the model of this profile, trained once with the policy's fast recipe and kept by the
-    profile's hash (``provenance.auto_model``). The error names the command that makes a missing
+    profile's hash (``auto_model``); ``model=auto:RECIPE``: the same with another of its recipes. The error names the command that makes a missing
     model; ``notes`` gets one line when the model was trained on another profile."""
     ref = name
     name, raw = parse_ref(ref)
@@ -245,8 +245,12 @@ def build_for_app(name: str, app: str, app_file: str | Path, profile_file: str |
     kwargs = typed_args(cls, raw, ref)
     if Ability.TRAIN not in cls.abilities:
         return build(name, **kwargs)
-    if kwargs.get("model") == "auto":
-        kwargs["model"] = str(auto_model(cls, app_file, profile_file, model_dir))
+    if str(kwargs.get("model")).split(":")[0] == "auto":  # model=auto, or model=auto:RECIPE
+        _, _, recipe = kwargs["model"].partition(":")
+        if recipe and recipe not in getattr(cls, "recipes", {}):
+            raise UserError(f"{ref}: {cls.name} has no recipe {recipe!r}; its recipes: "
+                            f"{', '.join(getattr(cls, 'recipes', {})) or 'none'}", field="--policy")
+        kwargs["model"] = str(auto_model(cls, app_file, profile_file, model_dir, recipe or None))
     elif "model" not in kwargs:
         model = find_model(cls.name, app, model_dir)
         if model is None:
@@ -278,9 +282,11 @@ def _provenance_note(cls, policy: Policy, app_file, profile_file) -> str | None:
                                load_profile(profile_file), auto_recipe(cls))
 
 
-def auto_model(cls, app_file: str | Path, profile_file: str | Path, model_dir: Path) -> Path:
+def auto_model(cls, app_file: str | Path, profile_file: str | Path, model_dir: Path,
+               recipe: str | None = None) -> Path:
     """The model of ``cls`` for this app and profile: ``<model_dir>/auto/<policy>-<app>-<hash>.pt``,
-    trained with the policy's ``fast`` recipe (else its first) when it is not there yet."""
+    trained with the policy's ``fast`` recipe (else its first) when it is not there yet; with
+    another ``recipe``, ``<policy>-<app>-<recipe>-<hash>.pt`` trained with that one."""
     import sys
 
     from harness.policies import provenance
@@ -292,11 +298,13 @@ def auto_model(cls, app_file: str | Path, profile_file: str | Path, model_dir: P
     from harness.spec.app import load_app
 
     app = load_app(app_file)
-    path = Path(model_dir) / "auto" / f"{cls.name}-{app.name}-{provenance.digest(profile)[:12]}.pt"
+    default = auto_recipe(cls)
+    recipe = recipe or default
+    named = f"{cls.name}-{app.name}" + (f"-{recipe}" if recipe != default else "")
+    path = Path(model_dir) / "auto" / f"{named}-{provenance.digest(profile)[:12]}.pt"
     if path.exists():
         print(f"{cls.name}: the model of this profile, trained before: {path}", file=sys.stderr)
         return path
-    recipe = auto_recipe(cls)
     args, env = training_config(cls, [], recipe)
     print(f"{cls.name}: no model of {profile_file} yet; training one ({recipe or 'default'} recipe, "
           f"{args.total_steps:,} steps) into {path}", file=sys.stderr, flush=True)

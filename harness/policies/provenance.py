@@ -7,7 +7,8 @@ another profile says so in one line (``mismatch``): which profile the model know
 runs, how far apart they put the predicted latency of a reference placement (one replica of every
 service on every node), and the command that trains a model of the profile in use.
 ``model=auto`` asks for that model: trained once with the policy's fast recipe (``auto_model``),
-kept by the profile's hash under ``<model dir>/auto/``, and reused after."""
+kept by the profile's hash under ``<model dir>/auto/``, and reused after; ``model=auto:RECIPE``
+the same with another of the policy's recipes (``rsdql[model=auto:paper]``)."""
 
 from __future__ import annotations
 

@@ -16,7 +16,9 @@ RSDQL's 76.9 %).
 
 DIR holds the apps' profiles calibrated on the provisioned testbed (``harness calibrate --app
 workloads/<app>.json --out DIR``); the learned policies' models are trained on them
-(``model=auto``: once per profile, kept in ``<out>/models/auto``). Each app and pod count is a
+(``model=auto``: once per profile, kept in ``<out>/models/auto``; RSDQL as the paper trains it,
+3 M steps with no mask: ``rsdql[model=auto:paper]``, e.g. in a grid of its own with
+``--policies 'rsdql[model=auto:paper],rsdql[model=auto]'``). Each app and pod count is a
 scenario (the figure's scenario with ``pods / 4`` replicas per service); each seed one ``harness
 run`` session with the policies taking turns, so the host's drift falls on all alike. The grid
 goes seed by seed, and a session already complete is kept, so a stopped grid goes on where it

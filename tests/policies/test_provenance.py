@@ -56,3 +56,20 @@ def test_a_committed_model_without_provenance_is_compared_by_its_profile_path():
     notes.clear()
     build_for_app("reach", "chain", APP, PROFILE, Path("models"), notes)
     assert notes == []
+
+
+def test_auto_with_a_recipe_trains_that_recipes_model_beside_the_default(tmp_path, monkeypatch):
+    monkeypatch.setattr(Rsdql, "recipes", {"committed": ["--total-steps", "3000", "--learning-starts", "500"],
+                                           "paper": ["--total-steps", "3000", "--learning-starts", "500",
+                                                     "--unmasked"]})
+    default = build_for_app("rsdql[model=auto]", "chain", APP, CALIBRATED, tmp_path)
+    paper = build_for_app("rsdql[model=auto:paper]", "chain", APP, CALIBRATED, tmp_path)
+    path = Path(paper.args.model)
+    assert path != Path(default.args.model) and path.name.startswith("rsdql-chain-paper-")
+    meta = json.loads(path.with_suffix(".json").read_text())
+    assert meta["provenance"]["recipe"] == "paper" and meta["args"]["unmasked"] is True
+    assert json.loads(Path(default.args.model).with_suffix(".json").read_text())["args"]["unmasked"] is False
+    from harness.errors import UserError
+
+    with pytest.raises(UserError, match="no recipe 'nope'; its recipes: committed, paper"):
+        build_for_app("rsdql[model=auto:nope]", "chain", APP, CALIBRATED, tmp_path)
