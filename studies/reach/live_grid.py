@@ -3,7 +3,7 @@ Chain, Aggregator-Sequential and Aggregator-Parallel under one closed-loop user,
 mean latency and share of requests under 250 ms with a 95 % CI over seeds, the paper's numbers
 beside harness's.
 
-    .venv/bin/python -m studies.reach.live_grid --figure 8 --profiles DIR [--seeds 3] [--duration S]
+    .venv/bin/python -m studies.reach.live_grid --figure 8|9|10 --profiles DIR [--seeds 3] [--duration S]
         [--apps chain,aggregator-sequential,aggregator-parallel] [--pods 4,12,20]
         [--policies reach[model=auto],rsdql[model=auto],default,cloud-first,latency-greedy]
         [--out results/reach-fig8-live] [--table-only]
@@ -12,7 +12,11 @@ Figure 8: steady load at 4, 12 and 20 pods (the paper's averages: REACH −21.56
 default scheduler, −9.83 % against RSDQL, each the mean over the nine settings of REACH's mean
 against the other's). Figure 9: one Edge-A and one Cloud-A node failing at 60 s (``node-failure``)
 at 12 pods (REACH on Chain 219.92 ms, 7.9 % below RSDQL; 86.9 % of its requests under 250 ms,
-RSDQL's 76.9 %).
+RSDQL's 76.9 %). Figure 10: a traffic surge (``traffic-surge``: 1 → 6 users at 90 s, the HPA at
+50 % CPU; REACH on Chain 197.55 ms, RSDQL 207.29, default 255.12, 90 % under 250 ms), with REACH
+both as for the other figures and trained under 1-6 users (``reach[model=auto:under-load]``).
+Every REACH model is set against every other policy per setting: the mean of the per-setting
+differences with its 95 % CI, and in how many settings it is below.
 
 DIR holds the apps' profiles calibrated on the provisioned testbed (``harness calibrate --app
 workloads/<app>.json --out DIR``); the learned policies' models are trained on them
@@ -54,6 +58,7 @@ class Figure:
     averages: dict[str, float]  # other policy -> the paper's REACH against it, %, averaged over settings
     shares: dict[tuple[str, str], float] = field(default_factory=dict)  # (app, policy) -> paper's share < 250 ms
     means: dict[tuple[str, str], float] = field(default_factory=dict)  # (app, policy) -> paper's mean, ms
+    policies: str = POLICIES
 
 
 FIGURES = {
@@ -62,6 +67,13 @@ FIGURES = {
                 shares={("chain", "reach"): 0.869, ("chain", "rsdql"): 0.769, ("chain", "cloud-first"): 0.355,
                         ("chain", "latency-greedy"): 0.462, ("chain", "default"): 0.467},
                 means={("chain", "reach"): 219.92}),
+    # the surge's REACH both as trained for every figure and trained under 1-6 users (harness's
+    # recipe: the fast one loses the surge to default, studies/reach)
+    "10": Figure("traffic-surge", "4", {},
+                 shares={("chain", "reach"): 0.90, ("chain", "rsdql"): 0.89},
+                 means={("chain", "reach"): 197.55, ("chain", "rsdql"): 207.29, ("chain", "cloud-first"): 258.77,
+                        ("chain", "latency-greedy"): 258.02, ("chain", "default"): 255.12},
+                 policies="reach[model=auto],reach[model=auto:under-load]," + POLICIES.split(",", 1)[1]),
 }
 
 
@@ -111,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profiles", type=Path, help="calibrated profiles (harness calibrate --out); needed to run")
     ap.add_argument("--apps", default=",".join(APPS))
     ap.add_argument("--pods", help="pod counts (default: the figure's)")
-    ap.add_argument("--policies", default=POLICIES)
+    ap.add_argument("--policies", help="default: the figure's (" + POLICIES + ")")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--duration", type=float, help="seconds per run (default: the scenario's)")
     ap.add_argument("--out", type=Path, help="default results/reach-fig<N>-live")
@@ -121,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     out = (args.out or Path(f"results/reach-fig{args.figure}-live")).resolve()
     from harness.policies import split_refs
 
-    policies = split_refs(args.policies)
+    policies = split_refs(args.policies or figure.policies)
     cells = [(app, int(p)) for app in args.apps.split(",") for p in (args.pods or figure.pods).split(",")]
     if not args.table_only:
         if args.profiles is None:
@@ -148,47 +160,59 @@ def table(out: Path, name: str, cells: list[tuple[str, int]], policies: list[str
     for app, pods in cells:
         runs = [s for f in sorted((out / f"{app}-{pods}").glob("s*")) if (sess := complete(f, len(policies)))
                 for s in summaries(sess)]
-        for policy in dict.fromkeys(s["policy"] for s in runs):
+        present = {s["policy"] for s in runs}
+        for policy in [p for p in policies if p in present] + sorted(present - set(policies)):
             mine = [s for s in runs if s["policy"] == policy and s.get("mean_ms") is not None]
             m, h = mean_ci95([s["mean_ms"] for s in mine])
             u, uh = _mean_ci95([s["under_threshold"] for s in mine if s.get("under_threshold") is not None])
-            short = policy.split("[")[0]
             lm, lh = _mean_ci95([s["late_ms"] for s in mine if s.get("late_ms") is not None])
-            grid[app, pods, short] = m
+            grid[app, pods, policy] = m
             if lm is not None:
-                late[app, pods, short] = lm
+                late[app, pods, policy] = lm
+            short = _short(policy)
             rows.append({"app": app, "pods": pods, "policy": policy, "seeds": len(mine), "mean_ms": round(m, 2),
-                         "ci95_ms": None if h is None else round(h, 2), "under_250ms": _round(u, 4),
-                         "under_ci95": _round(uh, 4),
+                         "ci95_ms": _round(h, 2), "under_250ms": _round(u, 4), "under_ci95": _round(uh, 4),
                          "late_ms": _round(lm, 2), "late_ci95_ms": _round(lh, 2),
                          "paper_mean_ms": figure.means.get((app, short)),
                          "paper_under_250ms": figure.shares.get((app, short))})
     if not rows:
         print("no complete session yet", file=sys.stderr)
         return 1
-    print(f"{'app':22s} {'pods':>4s} {'policy':28s} {'seeds':>5s} {'mean ms (95 % CI)':>20s} {'< 250 ms':>16s}"
+    print(f"{'app':22s} {'pods':>4s} {'policy':32s} {'seeds':>5s} {'mean ms (95 % CI)':>20s} {'< 250 ms':>16s}"
           f" {'2nd half ms':>18s}")
     for r in rows:
         ci = f" ± {r['ci95_ms']:.1f}" if r["ci95_ms"] is not None else ""
         uci = f" ± {100 * r['under_ci95']:.1f}" if r["under_ci95"] is not None else ""
-        paper = f"   (paper {100 * r['paper_under_250ms']:.1f} %)" if r["paper_under_250ms"] is not None else ""
+        paper = "".join(f"   (paper {v})" for v in (
+            f"{r['paper_mean_ms']:.1f} ms" if r["paper_mean_ms"] is not None else None,
+            f"{100 * r['paper_under_250ms']:.1f} %" if r["paper_under_250ms"] is not None else None) if v)
         lci = f" ± {r['late_ci95_ms']:.1f}" if r["late_ci95_ms"] is not None else ""
         share = f"{100 * r['under_250ms']:9.1f} %" if r["under_250ms"] is not None else f"{'-':>11s}"
         lm = f"{r['late_ms']:10.1f}" if r["late_ms"] is not None else f"{'-':>10s}"
-        print(f"{r['app']:22s} {r['pods']:4d} {r['policy']:28s} {r['seeds']:5d} {r['mean_ms']:12.1f}{ci:>8s}"
+        print(f"{r['app']:22s} {r['pods']:4d} {r['policy']:32s} {r['seeds']:5d} {r['mean_ms']:12.1f}{ci:>8s}"
               f" {share}{uci:>7s} {lm}{lci:>8s}{paper}")
     print()
-    for other, paper in figure.averages.items():
-        for what, means in (("", grid), (" (second halves)", late)):
-            rel = [100 * (means[a, p, "reach"] / means[a, p, other] - 1) for a, p in cells
-                   if (a, p, "reach") in means and (a, p, other) in means]
-            if rel:
-                m, h = mean_ci95(rel)
-                print(f"REACH against {other}{what}: {m:+.2f} % ± {h or 0:.2f} over {len(rel)} settings "
-                      f"(paper {paper:+.2f} %)")
+    refs = list(dict.fromkeys(r["policy"] for r in rows))
+    for mine in (p for p in refs if _short(p) == "reach"):
+        for other in (p for p in refs if _short(p) != "reach" or p != mine):
+            if _short(other) == "reach" and refs.index(other) < refs.index(mine):
+                continue  # each pair of REACH models once
+            paper = figure.averages.get(_short(other))
+            for what, means in (("", grid), (" (second halves)", late)):
+                rel = [100 * (means[a, p, mine] / means[a, p, other] - 1) for a, p in cells
+                       if (a, p, mine) in means and (a, p, other) in means]
+                if rel:
+                    m, h = mean_ci95(rel)
+                    below = sum(r < 0 for r in rel)
+                    print(f"{mine} against {other}{what}: {m:+.2f} % ± {h or 0:.2f} over {len(rel)} settings, "
+                          f"below in {below}" + (f" (paper {paper:+.2f} %)" if paper is not None else ""))
     write_rows(out / f"fig{name}.csv", rows)
     print(f"\n{out / f'fig{name}.csv'}")
     return 0
+
+
+def _short(policy: str) -> str:
+    return policy.split("[")[0]
 
 
 def _mean_ci95(values: list[float]) -> tuple[float | None, float | None]:

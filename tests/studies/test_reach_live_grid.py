@@ -36,7 +36,8 @@ def test_the_averages_are_over_settings_of_reach_against_each(tmp_path, capsys):
     assert live_grid.table(tmp_path, "8", cells, ["reach[model=auto]", "default", "rsdql[model=auto]"]) == 0
     out = capsys.readouterr().out
     against_default = 100 * ((80.5 / 100.5 - 1) + (60.5 / 100.5 - 1)) / 2
-    assert f"REACH against default: {against_default:+.2f} %" in out and "over 2 settings (paper -21.56 %)" in out
+    assert f"reach[model=auto] against default: {against_default:+.2f} %" in out
+    assert "over 2 settings, below in 2 (paper -21.56 %)" in out
     rows = (tmp_path / "fig8.csv").read_text().splitlines()
     assert rows[0].startswith("app,pods,policy,seeds,mean_ms,ci95_ms,under_250ms") and len(rows) == 1 + 2 * 3
     assert against_default == pytest.approx(-29.85, abs=0.01)
@@ -48,7 +49,7 @@ def test_the_node_failure_share_stands_beside_the_papers(tmp_path, capsys):
     assert live_grid.table(tmp_path, "9", [("chain", 12)], ["reach[model=auto]", "rsdql[model=auto]"]) == 0
     out = capsys.readouterr().out
     assert "85.0 %" in out and "(paper 86.9 %)" in out and "(paper 76.9 %)" in out
-    assert "REACH against rsdql: -20.00 %" in out and "(paper -7.90 %)" in out
+    assert "reach[model=auto] against rsdql[model=auto]: -20.00 %" in out and "(paper -7.90 %)" in out
     assert (tmp_path / "fig9.csv").exists()
 
 
@@ -59,3 +60,14 @@ def test_the_second_half_is_the_mean_of_the_later_requests(tmp_path):
     (run / "requests.csv").write_text("t_send,latency_ms,status,bytes,error,pod,entry\n" + "\n".join(rows) + "\n")
     assert live_grid.late_mean(run) == 100.0
     assert live_grid.late_mean(tmp_path / "nothing") is None
+
+
+def test_two_reach_models_meet_each_other_once_and_every_other_policy(tmp_path, capsys):
+    refs = ["reach[model=auto]", "reach[model=auto:under-load]", "default"]
+    session(tmp_path / "chain-4" / "s0", dict(zip(refs, (300.0, 200.0, 250.0))))
+    assert live_grid.table(tmp_path, "10", [("chain", 4)], refs) == 0
+    out = capsys.readouterr().out
+    assert "reach[model=auto] against reach[model=auto:under-load]: +50.00 %" in out
+    assert "reach[model=auto:under-load] against reach[model=auto]" not in out
+    assert "reach[model=auto:under-load] against default: -20.00 %" in out and "below in 1" in out
+    assert "(paper 255.1 ms)" in out  # Fig. 10's default on Chain
