@@ -111,6 +111,20 @@ def test_a_short_training_runs_evaluates_and_deploys_within_capacity():
     assert delay(g, X).total == pytest.approx(curve.delay[-1])  # the last evaluation is the greedy deployment
 
 
+def test_a_compiled_gat_training_runs_on_every_thread_the_host_has():
+    """GAT encoders are compiled by default; torch 2.13's parallel C++ kernels of them failed to
+    compile on an AVX-512 host with two threads, so training stopped at its first action."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(max(2, threads))
+    try:
+        g = generate(SMALL, 1)
+        _, _, curve, _ = train(g, SilGpoArgs(episodes=2, batch_episodes=2, evaluate_every=2, encoder="gat",
+                                             compile="on", seed=3))
+    finally:
+        torch.set_num_threads(threads)
+    assert curve.episodes == [2] and np.isfinite(curve.delay[0])
+
+
 def test_rsdql_deploy_learns_toward_the_bellman_target_and_keeps_its_best_evaluation():
     from harness.families.silgpo.rsdql import RsdqlDeployArgs, _learn, _q, deploy as dqn_deploy, train as dqn_train
 

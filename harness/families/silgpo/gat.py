@@ -47,7 +47,10 @@ def for_speed(net: nn.Module, setting: str, encoder: str) -> nn.Module:
     training's trajectory depends on the setting, not its law."""
     check_compile(setting)
     if setting == "on" or (setting == "auto" and encoder == "gat"):
-        return torch.compile(net, dynamic=True)
+        # inductor's C++ kernels run on one thread: torch 2.13's OpenMP-parallel kernels of this
+        # network fail to compile on some CPUs (an assertion in the vectorised store, seen on an
+        # AVX-512 host with two threads); on graphs of a few hundred nodes one thread loses nothing
+        return torch.compile(net, dynamic=True, options={"cpp.threads": 1})
     return net
 
 
