@@ -3,7 +3,8 @@ of the total delay (what their learning curves log), beside the baselines and th
 convergence.
 
     .venv/bin/python -m studies.silgpo.agent [--episodes 400] [--seeds 1] [--encoder gat|mlp]
-        [--sil auto|on|off] [--code-sil] [--threads 1] [--models studies/silgpo/models] [--out results/silgpo]
+        [--sil auto|on|off] [--code-sil] [--paper-form] [--threads 1] [--models studies/silgpo/models]
+        [--out results/silgpo] [--ready-only]
 
 Each seed's model is ``harness train``'s (``--models``/sil-gpo-authors-<variant>-s<seed>.pt):
 used if it has the episodes asked, else trained, or resumed from its ``.ckpt`` — a GAT model
@@ -15,7 +16,11 @@ the mean over seeds with a 95 % interval, beside the code's greedy (24.75), harn
 queue-greedy (24.74) and the authors' logged SIL-GPO (about 26.8 from episode 1,560 on; it
 starts near 67). ``--code-sil`` detaches the SIL value loss as the code does; ``--encoder mlp``
 and ``--sil off`` are the ablations the paper lacks (``studies.silgpo.ablations`` sets them side
-by side).
+by side). ``--paper-form``: the models trained in the paper's form of the delay (seconds;
+``harness train --paper-form``) and every deployer scored in it, on the same instance — the
+baselines acting in the paper's form and, apart, in the code's (a greedy step's choice depends on
+the form it scores), RSDQL's and SIL-GPO's code-form models deploying as they were trained (in
+the code's form); every deployment scored in the paper's form.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from harness.policies import world_learners
 from harness.families.silgpo.baselines import DEPLOYERS, deployments
 from harness.families.silgpo.agent import Curve, deploy, load_actor
 from harness.results.stats import mean_ci95
-from harness.families.silgpo.world import code_instance, delay
+from harness.families.silgpo.world import code_instance, delay, paper_units
 from studies.silgpo import MODELS
 
 LOGGED = {"start": 67.0, "converged": 26.8, "converged from episode": 1560}
@@ -48,6 +53,8 @@ def main() -> int:
     ap.add_argument("--encoder", default="gat", choices=["gat", "mlp"])
     ap.add_argument("--sil", default="auto", choices=["auto", "on", "off"])
     ap.add_argument("--code-sil", action="store_true", help="detach the SIL value loss, as the authors' code does")
+    ap.add_argument("--paper-form", action="store_true",
+                    help="the models trained in the paper's form of the delay, every deployer scored in it")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (two runs side by side: 1 each)")
     ap.add_argument("--models", type=Path, default=MODELS,
                     help="where the seeds' models are kept (trained or resumed where short); the default is in the "
@@ -60,15 +67,16 @@ def main() -> int:
                     help="RSDQL's models to rank beside (rsdql-deploy-authors-<encoder>-s<seed>.pt in --models)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    g = code_instance()
-    label = f"{args.encoder}-sil_{args.sil}{'-code' if args.code_sil else ''}"
+    code = code_instance()
+    g = paper_units(code) if args.paper_form else code  # the world the ranking scores in
+    label = f"{args.encoder}-sil_{args.sil}{'-code' if args.code_sil else ''}{'-paper' if args.paper_form else ''}"
     args.out.mkdir(parents=True, exist_ok=True)
     runs: dict[int, Run] = {}
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         def progress(episode, total, d, seed=seed):
             if episode % 50 == 0:
                 print(f"  seed {seed} episode {episode:5d}: evaluated {d:8.3f}", file=sys.stderr, flush=True)
-        path, flags = model(args.models, args.episodes, args.encoder, args.sil, args.code_sil, seed)
+        path, flags = model(args.models, args.episodes, args.encoder, args.sil, args.code_sil, seed, args.paper_form)
         if args.ready_only and not world_learners.has_episodes(path, args.episodes):
             print(f"seed {seed}: not ready ({standing(path)})", flush=True)
             continue
@@ -90,13 +98,24 @@ def main() -> int:
     print(f"  last evaluation {fm:.3f} ± {fh or 0:.3f}; best {bm:.3f} ± {bh or 0:.3f}; "
           f"{np.mean([r.seconds_per_episode for r in runs.values()]):.2f} s/episode; "
           f"95 % of the improvement by episode {[r.reach95 for r in runs.values()]}")
-    print(f"  the code's greedy {pg:.3f}, queue-greedy {qg:.3f}, rollout {ro:.3f}; the authors' logged agent ≈ "
-          f"{LOGGED['converged']} (from episode {LOGGED['converged from episode']}, starting ≈ {LOGGED['start']:.0f})")
+    print(f"  the code's greedy {pg:.3f}, queue-greedy {qg:.3f}, rollout {ro:.3f}" + ("" if args.paper_form else
+          f"; the authors' logged agent ≈ {LOGGED['converged']} (from episode {LOGGED['converged from episode']}, "
+          f"starting ≈ {LOGGED['start']:.0f})"))
     print(f"  SIL-GPO against the best baseline ({best}): {100 * (fm / np.mean(baselines[best]) - 1):+.1f} %; "
           f"against the code's greedy: {100 * (fm / pg - 1):+.1f} %")
-    print(f"  learning curves: {plot(curves, label, {'the code greedy': pg, 'queue-greedy': qg, 'rollout': ro}, args.out)}")
-    print(ranking(g, {f"sil-gpo ({label}, last)": finals, f"sil-gpo ({label}, best evaluated)": bests} | baselines,
-                  args.models, args.rsdql_encoder, range(args.first_seed, args.first_seed + args.seeds)))
+    print(f"  learning curves: {plot(curves, label, {'the code greedy': pg, 'queue-greedy': qg, 'rollout': ro}, args.out, args.paper_form)}")
+    rows = {f"sil-gpo ({label}, last)": finals, f"sil-gpo ({label}, best evaluated)": bests} | baselines
+    asked = range(args.first_seed, args.first_seed + args.seeds)
+    if args.paper_form:  # the baselines as they act in the code's form, scored in the paper's
+        rows |= {f"{name} (acting in the code's form)": [delay(g, X).total for X in deployments(name, code, seeds)]
+                 for name in DEPLOYERS}
+        # the code-form models of the same recipe, scored in the paper's form
+        trained = [m for s in asked if (m := model(args.models, args.episodes, args.encoder, args.sil, args.code_sil, s)[0])
+                   and world_learners.has_episodes(m, args.episodes)]
+        if trained:
+            rows[f"sil-gpo (code-form models, {len(trained)} seeds)"] = [
+                delay(g, deploy(code, load_actor(m, code)[0])).total for m in trained]
+    print(ranking(g, rows, args.models, args.rsdql_encoder, asked, code))
     return 0
 
 
@@ -158,19 +177,21 @@ def standing(model: Path) -> str:
     return f"at episode {torch.load(state, weights_only=True)['state']['episode']}"
 
 
-def ranking(g, rows: dict[str, list[float]], models: Path, encoder: str, asked) -> str:
-    """Every deployer on the authors' instance by total delay, mean ± 95 % interval over the seeds
-    (``rows``: the agents' and the baselines', a baseline's seeds its own randomness); RSDQL from
-    its models (``rsdql-deploy-authors-<encoder>-s<seed>.pt``) of the ``asked`` seeds where they
-    are."""
+def ranking(g, rows: dict[str, list[float]], models: Path, encoder: str, asked, trained_in=None) -> str:
+    """Every deployer on the authors' instance by total delay in ``g``'s form, mean ± 95 % interval
+    over the seeds (``rows``: the agents' and the baselines', a baseline's seeds its own
+    randomness); RSDQL from its models (``rsdql-deploy-authors-<encoder>-s<seed>.pt``) of the
+    ``asked`` seeds where they are, deploying in ``trained_in`` (their training's form; default
+    ``g``)."""
     from harness.families.silgpo import rsdql as rsdql_deploy
 
     rows = dict(rows)
     rsdql = [rsdql_model(models, 0, encoder, s)[0] for s in asked]
     if have := [m for m in rsdql if m.exists()]:
         rows[f"rsdql-deploy ({encoder}, {len(have)} of {len(rsdql)} seeds)"] = [
-            delay(g, rsdql_deploy.deploy(g, rsdql_deploy.load_net(m, g)[0])).total for m in have]
-    lines = ["\nranked by total delay on the authors' instance (mean ± 95 % interval over the seeds):"]
+            delay(g, rsdql_deploy.deploy(trained_in or g, rsdql_deploy.load_net(m, g)[0])).total for m in have]
+    form = "the code's form" if g.compat else "the paper's form, s"
+    lines = [f"\nranked by total delay ({form}) on the authors' instance (mean ± 95 % interval over the seeds):"]
     for rank, (name, v) in enumerate(sorted(rows.items(), key=lambda kv: np.mean(kv[1])), 1):
         m, h = mean_ci95(v)
         lines.append(f"  {rank:2d}  {name:44s} {m:9.3f} ± {h or 0:6.3f}")
@@ -180,7 +201,7 @@ def ranking(g, rows: dict[str, list[float]], models: Path, encoder: str, asked) 
     return "\n".join(lines)
 
 
-def plot(curves, label: str, lines: dict[str, float], out: Path) -> Path:
+def plot(curves, label: str, lines: dict[str, float], out: Path, paper_form: bool = False) -> Path:
     """The greedy evaluations of every seed, the baselines and the authors' logged agent as lines."""
     import matplotlib
 
@@ -193,9 +214,10 @@ def plot(curves, label: str, lines: dict[str, float], out: Path) -> Path:
     for name, value in lines.items():
         ax.axhline(value, linestyle="--", linewidth=1, color={"queue-greedy": "grey", "rollout": "tab:purple"}.get(name, "black"),
                    label=name)
-    ax.axhline(LOGGED["converged"], linestyle=":", color="red", label="the authors' logged SIL-GPO")
+    if not paper_form:  # the authors' logs are in the code's form
+        ax.axhline(LOGGED["converged"], linestyle=":", color="red", label="the authors' logged SIL-GPO")
     ax.set_xlabel("episode")
-    ax.set_ylabel("total delay (the code's form)")
+    ax.set_ylabel("total delay (" + ("the paper's form, s" if paper_form else "the code's form") + ")")
     ax.legend(fontsize=7)
     fig.tight_layout()
     path = out / f"{label}.png"
