@@ -91,9 +91,11 @@ def main() -> int:
     (fm, fh), (bm, bh) = mean_ci95(finals), mean_ci95(bests)
     seeds, curves = list(runs), [(seed, r.curve) for seed, r in runs.items()]
     print("  the baselines (the rollout takes about two minutes) ...", file=sys.stderr, flush=True)
-    baselines = {name: [delay(g, X).total for X in deployments(name, g, seeds)] for name in DEPLOYERS}
+    baselines, unstable = {}, {}
+    for name in DEPLOYERS:
+        baselines[name], unstable[name] = scored(g, deployments(name, g, seeds))
     pg, qg, ro = (baselines[n][0] for n in ("preferred", "queue-greedy", "rollout"))
-    best = min(DEPLOYERS, key=lambda n: np.mean(baselines[n]))
+    best = min((n for n in DEPLOYERS if not unstable[n]), key=lambda n: np.mean(baselines[n]))
     print(f"\nSIL-GPO ({label}), {len(finals)} seed(s) × {args.episodes} episodes on the authors' instance:")
     print(f"  last evaluation {fm:.3f} ± {fh or 0:.3f}; best {bm:.3f} ± {bh or 0:.3f}; "
           f"{np.mean([r.seconds_per_episode for r in runs.values()]):.2f} s/episode; "
@@ -104,19 +106,34 @@ def main() -> int:
     print(f"  SIL-GPO against the best baseline ({best}): {100 * (fm / np.mean(baselines[best]) - 1):+.1f} %; "
           f"against the code's greedy: {100 * (fm / pg - 1):+.1f} %")
     print(f"  learning curves: {plot(curves, label, {'the code greedy': pg, 'queue-greedy': qg, 'rollout': ro}, args.out, args.paper_form)}")
-    rows = {f"sil-gpo ({label}, last)": finals, f"sil-gpo ({label}, best evaluated)": bests} | baselines
+    worst = max(r.unstable for r in runs.values())
+    rows = {infeasible(f"sil-gpo ({label}, last)", worst): finals, f"sil-gpo ({label}, best evaluated)": bests} | {
+        infeasible(name, unstable[name]): v for name, v in baselines.items()}
     asked = range(args.first_seed, args.first_seed + args.seeds)
     if args.paper_form:  # the baselines as they act in the code's form, scored in the paper's
-        rows |= {f"{name} (acting in the code's form)": [delay(g, X).total for X in deployments(name, code, seeds)]
-                 for name in DEPLOYERS}
+        for name in DEPLOYERS:
+            totals, worst = scored(g, deployments(name, code, seeds))
+            rows[infeasible(f"{name} (acting in the code's form)", worst)] = totals
         # the code-form models of the same recipe, scored in the paper's form
         trained = [m for s in asked if (m := model(args.models, args.episodes, args.encoder, args.sil, args.code_sil, s)[0])
                    and world_learners.has_episodes(m, args.episodes)]
         if trained:
-            rows[f"sil-gpo (code-form models, {len(trained)} seeds)"] = [
-                delay(g, deploy(code, load_actor(m, code)[0])).total for m in trained]
+            totals, worst = scored(g, [deploy(code, load_actor(m, code)[0]) for m in trained])
+            rows[infeasible(f"sil-gpo (code-form models, {len(trained)} seeds)", worst)] = totals
     print(ranking(g, rows, args.models, args.rsdql_encoder, asked, code))
     return 0
+
+
+def scored(g, deployments) -> tuple[list[float], int]:
+    """(each deployment's total delay in ``g``'s form, the most unstable queues any of them has)."""
+    ds = [delay(g, X) for X in deployments]
+    return [d.total for d in ds], max(d.unstable for d in ds)
+
+
+def infeasible(name: str, unstable: int) -> str:
+    """A deployer's name in the ranking, marked where a deployment of it leaves a queue at ρ ≥ 1
+    (the paper's eq. 35 forbids it; its delay is the code's penalty, not a sojourn)."""
+    return name + (f" [infeasible: {unstable} unstable queues]" if unstable else "")
 
 
 @dataclass(frozen=True)
@@ -127,12 +144,13 @@ class Run:
     curve: Curve
     last: float  # the total delay of the saved (last) actor's greedy deployment
     seconds_per_episode: float
+    unstable: int  # queues at ρ ≥ 1 in that deployment
 
     @classmethod
     def of(cls, path: Path, g) -> "Run":
         meta = json.loads(path.with_suffix(".json").read_text())
-        return cls(path, Curve.read(path), delay(g, deploy(g, load_actor(path, g)[0])).total,
-                   meta["seconds"] / meta["args"]["episodes"])
+        d = delay(g, deploy(g, load_actor(path, g)[0]))
+        return cls(path, Curve.read(path), d.total, meta["seconds"] / meta["args"]["episodes"], d.unstable)
 
     @property
     def best(self) -> float:
@@ -188,13 +206,13 @@ def ranking(g, rows: dict[str, list[float]], models: Path, encoder: str, asked, 
     rows = dict(rows)
     rsdql = [rsdql_model(models, 0, encoder, s)[0] for s in asked]
     if have := [m for m in rsdql if m.exists()]:
-        rows[f"rsdql-deploy ({encoder}, {len(have)} of {len(rsdql)} seeds)"] = [
-            delay(g, rsdql_deploy.deploy(trained_in or g, rsdql_deploy.load_net(m, g)[0])).total for m in have]
+        totals, worst = scored(g, [rsdql_deploy.deploy(trained_in or g, rsdql_deploy.load_net(m, g)[0]) for m in have])
+        rows[infeasible(f"rsdql-deploy ({encoder}, {len(have)} of {len(rsdql)} seeds)", worst)] = totals
     form = "the code's form" if g.compat else "the paper's form, s"
     lines = [f"\nranked by total delay ({form}) on the authors' instance (mean ± 95 % interval over the seeds):"]
     for rank, (name, v) in enumerate(sorted(rows.items(), key=lambda kv: np.mean(kv[1])), 1):
         m, h = mean_ci95(v)
-        lines.append(f"  {rank:2d}  {name:44s} {m:9.3f} ± {h or 0:6.3f}")
+        lines.append(f"  {rank:2d}  {name:68s} {m:9.3f} ± {h or 0:6.3f}")
     if not any(m.exists() for m in rsdql):
         lines.append(f"  rsdql-deploy: no model in {models} (harness train --policy rsdql-deploy --encoder {encoder} "
                      f"--seed N --out {models} --name rsdql-deploy-authors-{encoder}-sN)")
