@@ -3,7 +3,7 @@ VENV   ?= .venv
 PYTHON ?= python3
 HARNESS = $(VENV)/bin/harness
 
-.PHONY: setup demo test bench clean models rsdql-models calibrated-model loaded-model
+.PHONY: setup demo test bench clean models rsdql-models rsdql-paper-models calibrated-model loaded-model
 
 setup: $(VENV)/.installed
 
@@ -51,6 +51,16 @@ rsdql-models: setup
 	  --profile profiles/aggregator-sequential.reach-local.json --name rsdql-aggregator-sequential
 	$(TRAIN_RSDQL) --app workloads/aggregator-parallel.json --profile profiles/aggregator-parallel.reach-local.json \
 	  --name rsdql-aggregator-parallel
+
+# RSDQL as REACH's paper trains it (Table V's DQN, 3 M steps, no action mask), for
+# studies.reach.vs_rsdql --rsdql-dir models/paper; 7-20 minutes each here
+TRAIN_RSDQL_PAPER = $(HARNESS) train --policy rsdql --recipe paper --seed 2 --out models/paper --force
+rsdql-paper-models: setup
+	$(TRAIN_RSDQL_PAPER) --app workloads/chain.json --profile profiles/chain.reach-local.json --name rsdql-chain
+	$(TRAIN_RSDQL_PAPER) --app workloads/aggregator-sequential.json \
+	  --profile profiles/aggregator-sequential.reach-local.json --name rsdql-aggregator-sequential
+	$(TRAIN_RSDQL_PAPER) --app workloads/aggregator-parallel.json \
+	  --profile profiles/aggregator-parallel.reach-local.json --name rsdql-aggregator-parallel
 
 # REACH on the calibrated simulator: Chain calibrated on the provisioned testbed as it is now
 # (profiles/chain.reach-local.calibrated.json), then REACH trained on it with the fast recipe and

@@ -3,7 +3,10 @@ apps at 4, 12 and 20 pods, the same scenarios for both, each scenario a paired d
 and 95 % CI over the scenarios, beside the paper's -9.83 % (REACH's mean latency against RSDQL's
 over 4/12/20 pods).
 
-    .venv/bin/python -m studies.reach.vs_rsdql [--model-dir models] [--scenarios 10]
+    .venv/bin/python -m studies.reach.vs_rsdql [--model-dir models] [--rsdql-dir DIR] [--scenarios 10]
+
+``--rsdql-dir``: RSDQL's models from there, REACH's from ``--model-dir``: ``models/paper`` holds
+RSDQL as the paper trains it (``make rsdql-paper-models``: Table V's DQN, 3 M steps, no mask).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ def shown(rel: np.ndarray) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model-dir", type=Path, help="where the models are (default: the committed ones)")
+    ap.add_argument("--rsdql-dir", type=Path, help="where RSDQL's models are (default: --model-dir's)")
     ap.add_argument("--apps", default=",".join(REACH_APPS))
     ap.add_argument("--pods", default="4,12,20")
     ap.add_argument("--scenarios", type=int, default=10)
@@ -39,7 +43,8 @@ def main() -> int:
     every, means = [], {"reach": [], "rsdql": []}
     for app in args.apps.split(","):
         _, _, dyn = dynamics(app)
-        pols = {p: build(p, model=str(model(p, app, args.model_dir))) for p in ("reach", "rsdql")}
+        dirs = {"reach": args.model_dir, "rsdql": args.rsdql_dir or args.model_dir}
+        pols = {p: build(p, model=str(model(p, app, d))) for p, d in dirs.items()}
         per_app = []
         for pods in map(int, args.pods.split(",")):
             lat = {p: np.array([run_policy(dyn, pol, p, pods, [s]).latency_ms for s in seeds]) for p, pol in pols.items()}
