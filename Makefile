@@ -52,7 +52,7 @@ rsdql-models: setup
 	$(TRAIN_RSDQL) --app workloads/aggregator-parallel.json --profile profiles/aggregator-parallel.reach-local.json \
 	  --name rsdql-aggregator-parallel
 
-# RSDQL as REACH's paper trains it (Table V's DQN, 3 M steps, no action mask), for
+# RSDQL trained with Table V's DQN for 3 M steps and no action mask (in CEEnv it learns Idle), for
 # studies.reach.vs_rsdql --rsdql-dir models/paper; 7-20 minutes each here
 TRAIN_RSDQL_PAPER = $(HARNESS) train --policy rsdql --recipe paper --seed 2 --out models/paper --force
 rsdql-paper-models: setup

@@ -20,7 +20,7 @@ differences with its 95 % CI, and in how many settings it is below.
 
 DIR holds the apps' profiles calibrated on the provisioned testbed (``harness calibrate --app
 workloads/<app>.json --out DIR``); the learned policies' models are trained on them
-(``model=auto``: once per profile, kept in ``<out>/models/auto``; RSDQL as the paper trains it,
+(``model=auto``: once per profile, kept in ``<out>/models/auto``; RSDQL trained with Table V's DQN,
 3 M steps with no mask: ``rsdql[model=auto:paper]``, e.g. in a grid of its own with
 ``--policies 'rsdql[model=auto:paper],rsdql[model=auto]'``). Each app and pod count is a
 scenario (the figure's scenario with ``pods / 4`` replicas per service); each seed one ``harness

@@ -6,7 +6,8 @@ over 4/12/20 pods).
     .venv/bin/python -m studies.reach.vs_rsdql [--model-dir models] [--rsdql-dir DIR] [--scenarios 10]
 
 ``--rsdql-dir``: RSDQL's models from there, REACH's from ``--model-dir``: ``models/paper`` holds
-RSDQL as the paper trains it (``make rsdql-paper-models``: Table V's DQN, 3 M steps, no mask).
+RSDQL trained with no mask (``make rsdql-paper-models``: Table V's DQN, 3 M steps), which in CEEnv
+learns to choose Idle.
 """
 
 from __future__ import annotations

@@ -27,10 +27,11 @@ scaling rules are not published).
   generations, tournaments of 3, uniform crossover at 0.8, each gene mutated with probability
   2 / genes, the 2 best kept; each generation a local search moves 10 random genes of the best
   genome to their best server. A genome decodes instance by instance: a gene whose server is
-  full goes to a random server with room. The budget is SIL-GPO's: on the authors' instance
-  (10 servers) about 124,000 evaluations of the delay, as many as Table II's training makes
-  (2,000 episodes of 62 placements). HELAS's result depends on it (5 seeds there: 37.5 with 30
-  genomes × 40 generations, 28.4 with 60 × 160, 27.5 with 60 × 400; studies/silgpo).
+  full goes to a random server with room. The budget, on the authors' instance (10 servers),
+  is about 124,000 evaluations of the delay, close to the 139,000 delay computations of harness's
+  2,000-episode training of SIL-GPO. HELAS's result depends on it up to about 63,000 (5 seeds
+  there: 37.5 with 30 genomes × 40 generations, 28.4 with 60 × 160, 27.5 with 60 × 400 and with
+  120 × 400; studies/silgpo).
 
 - ``optimal``: the exact optimum of the same problem on a tiny instance, by enumeration: each
   service's instances as a multiset of servers (instances of one service are alike), every
