@@ -90,7 +90,7 @@ def main() -> int:
     finals, bests = [r.last for r in runs.values()], [r.best for r in runs.values()]
     (fm, fh), (bm, bh) = mean_ci95(finals), mean_ci95(bests)
     seeds, curves = list(runs), [(seed, r.curve) for seed, r in runs.items()]
-    print("  the baselines (the rollout takes about two minutes) ...", file=sys.stderr, flush=True)
+    print("  the baselines (the rollout and each HELAS seed take minutes) ...", file=sys.stderr, flush=True)
     baselines, unstable = {}, {}
     for name in DEPLOYERS:
         baselines[name], unstable[name] = scored(g, deployments(name, g, seeds))
