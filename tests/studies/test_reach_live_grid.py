@@ -11,11 +11,11 @@ import pytest
 from studies.reach import live_grid
 
 
-def session(folder, policies: dict[str, float], partial: str | None = None, under: float = 0.5):
+def session(folder, policies: dict[str, float], partial: str | None = None, under: float = 0.5, seed: int = 0):
     for policy, mean in policies.items():
-        run = folder / "20261129T000000Z-fig8" / f"{policy}-s0"
+        run = folder / "20261129T000000Z-fig8" / f"{policy}-s{seed}"
         run.mkdir(parents=True)
-        (run / "summary.json").write_text(json.dumps({"policy": policy, "seed": 0, "mean_ms": mean,
+        (run / "summary.json").write_text(json.dumps({"policy": policy, "seed": seed, "mean_ms": mean,
                                                       "under_threshold": under,
                                                       "partial": policy == partial}))
 
@@ -27,20 +27,21 @@ def test_a_whole_session_counts_and_a_partial_one_does_not(tmp_path):
     assert live_grid.complete(tmp_path / "b", 2) is None and live_grid.complete(tmp_path / "c", 2) is None
 
 
-def test_the_averages_are_over_settings_of_reach_against_each(tmp_path, capsys):
+def test_the_averages_are_over_settings_of_reach_against_each_paired_by_session(tmp_path, capsys):
     cells = [("chain", 4), ("chain", 12)]
-    for (app, pods), (reach, default, rsdql) in zip(cells, [(80, 100, 90), (60, 100, 50)]):
-        for seed in range(2):
+    # (REACH, default, RSDQL) per seed's session; the second ran on a slower host. Paired by
+    # session REACH is 20 % and 40 % below default on chain-4 (30 % on average; the ratio of the
+    # seeds' means would say 33.3 %) and 40 % on chain-12
+    means = {("chain", 4): [(80, 100, 90), (120, 200, 180)], ("chain", 12): [(60, 100, 50), (180, 300, 150)]}
+    for (app, pods), seeds in means.items():
+        for seed, (reach, default, rsdql) in enumerate(seeds):
             session(tmp_path / f"{app}-{pods}" / f"s{seed}",
-                    {"reach[model=auto]": reach + seed, "default": default + seed, "rsdql[model=auto]": rsdql + seed})
+                    {"reach[model=auto]": reach, "default": default, "rsdql[model=auto]": rsdql}, seed=seed)
     assert live_grid.table(tmp_path, "8", cells, ["reach[model=auto]", "default", "rsdql[model=auto]"]) == 0
     out = capsys.readouterr().out
-    against_default = 100 * ((80.5 / 100.5 - 1) + (60.5 / 100.5 - 1)) / 2
-    assert f"reach[model=auto] against default: {against_default:+.2f} %" in out
-    assert "over 2 settings, below in 2 (paper -21.56 %)" in out
+    assert "reach[model=auto] against default: -35.00 % ± 63.53 over 2 settings, below in 2 (paper -21.56 %)" in out
     rows = (tmp_path / "fig8.csv").read_text().splitlines()
     assert rows[0].startswith("app,pods,policy,seeds,mean_ms,ci95_ms,under_250ms") and len(rows) == 1 + 2 * 3
-    assert against_default == pytest.approx(-29.85, abs=0.01)
 
 
 def test_the_node_failure_share_stands_beside_the_papers(tmp_path, capsys):
