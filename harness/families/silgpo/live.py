@@ -208,6 +208,7 @@ def plays(scenario: ServiceGraphScenario, names: list[str], model_dir: Path, clu
     (``deploy_seed`` seeds the randomised baselines); a name that is no policy of this world, or
     a learner without a model trained on the instance, is one UserError line, before anything
     is deployed."""
+    from harness.families.silgpo.baselines import SLOW
     from harness.families.silgpo.commands import LEARNERS, deployment, model_file, policy_names, world
     from harness.policies import parse_ref
 
@@ -227,8 +228,11 @@ def plays(scenario: ServiceGraphScenario, names: list[str], model_dir: Path, clu
         words.append(word)
         models[name] = Path(args["model"]) if args else model_file(word, scenario.instance, scenario.setting, model_dir)
     code_form = world(scenario.instance, scenario.setting).build()
-    xs = {name: deployment(word, code_form, scenario.instance, scenario.setting, deploy_seed, models[name])
-          for name, word in zip(names, words)}
+    xs = {}
+    for name, word in zip(names, words):
+        if word in SLOW:
+            print(f"{name}: computing its deployment (minutes on the authors' instance) ...", file=sys.stderr, flush=True)
+        xs[name] = deployment(word, code_form, scenario.instance, scenario.setting, deploy_seed, models[name])
     g = paper_units(code_form)
     scale = scenario.load.rate_scale or plan.scale_for(g, list(xs.values()), scenario.load.busiest_rho)
     light = plan.scaled(g, scale)
