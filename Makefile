@@ -29,38 +29,30 @@ demo: setup
 	  && $(HARNESS) report $$(ls -d results/*-node-failure | tail -1) --baseline default; \
 	  rc=$$?; $(HARNESS) teardown; exit $$rc
 
+# $(call each-reach-app,TRAIN COMMAND,POLICY): the command once per REACH app on its committed profile
+each-reach-app = for app in chain aggregator-sequential aggregator-parallel; do \
+	  $(1) --app workloads/$$app.json --profile profiles/$$app.reach-local.json --name $(2)-$$app || exit 1; done
+
 # The committed REACH models, one per REACH app, as they were made (about 30 minutes here, one
 # after the other). Table V plus entropy 0.01, half the episodes starting after a node failure,
 # a quarter at the largest deployment; seed 2 was chosen among the seeds tried by
 # `python -m studies.reach.quality --first-scenario 100` (scenarios other than the reported ones).
 TRAIN = $(HARNESS) train --policy reach --recipe committed --seed 2 --out models --force
 models: setup
-	$(TRAIN) --app workloads/chain.json --profile profiles/chain.reach-local.json --name reach-chain
-	$(TRAIN) --app workloads/aggregator-sequential.json --profile profiles/aggregator-sequential.reach-local.json \
-	  --name reach-aggregator-sequential
-	$(TRAIN) --app workloads/aggregator-parallel.json --profile profiles/aggregator-parallel.reach-local.json \
-	  --name reach-aggregator-parallel
+	$(call each-reach-app,$(TRAIN),reach)
 	$(VENV)/bin/python -m studies.reach.quality
 
 # RSDQL, REACH's baseline, for the same three apps (models/rsdql-<app>.pt; 3-4 minutes each here);
 # python -m studies.reach.vs_rsdql compares them with REACH's
 TRAIN_RSDQL = $(HARNESS) train --policy rsdql --recipe committed --seed 2 --out models --force
 rsdql-models: setup
-	$(TRAIN_RSDQL) --app workloads/chain.json --profile profiles/chain.reach-local.json --name rsdql-chain
-	$(TRAIN_RSDQL) --app workloads/aggregator-sequential.json \
-	  --profile profiles/aggregator-sequential.reach-local.json --name rsdql-aggregator-sequential
-	$(TRAIN_RSDQL) --app workloads/aggregator-parallel.json --profile profiles/aggregator-parallel.reach-local.json \
-	  --name rsdql-aggregator-parallel
+	$(call each-reach-app,$(TRAIN_RSDQL),rsdql)
 
 # RSDQL trained with Table V's DQN for 3 M steps and no action mask (in CEEnv it learns Idle), for
 # studies.reach.vs_rsdql --rsdql-dir models/paper; 7-20 minutes each here
 TRAIN_RSDQL_PAPER = $(HARNESS) train --policy rsdql --recipe paper --seed 2 --out models/paper --force
 rsdql-paper-models: setup
-	$(TRAIN_RSDQL_PAPER) --app workloads/chain.json --profile profiles/chain.reach-local.json --name rsdql-chain
-	$(TRAIN_RSDQL_PAPER) --app workloads/aggregator-sequential.json \
-	  --profile profiles/aggregator-sequential.reach-local.json --name rsdql-aggregator-sequential
-	$(TRAIN_RSDQL_PAPER) --app workloads/aggregator-parallel.json \
-	  --profile profiles/aggregator-parallel.reach-local.json --name rsdql-aggregator-parallel
+	$(call each-reach-app,$(TRAIN_RSDQL_PAPER),rsdql)
 
 # REACH on the calibrated simulator: Chain calibrated on the provisioned testbed as it is now
 # (profiles/chain.reach-local.calibrated.json), then REACH trained on it with the fast recipe and

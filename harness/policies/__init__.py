@@ -237,19 +237,21 @@ def build_for_app(name: str, app: str, app_file: str | Path, profile_file: str |
     """A policy ready for ``app`` (``name`` may carry arguments: ``name[key=value,...]``): a
     trainable one with its model from ``model_dir`` unless a ``model`` is given — ``model=auto``:
     the model of this profile, trained once with the policy's fast recipe and kept by the
-    profile's hash (``auto_model``); ``model=auto:RECIPE``: the same with another of its recipes. The error names the command that makes a missing
-    model; ``notes`` gets one line when the model was trained on another profile."""
+    profile's hash (``auto_model``); ``model=auto:RECIPE``: the same with another of its
+    recipes. The error names the command that makes a missing model; ``notes`` gets one line when
+    the model was trained on another profile."""
     ref = name
     name, raw = parse_ref(ref)
     cls = resolve(name)
     kwargs = typed_args(cls, raw, ref)
     if Ability.TRAIN not in cls.abilities:
         return build(name, **kwargs)
-    if str(kwargs.get("model")).split(":")[0] == "auto":  # model=auto, or model=auto:RECIPE
-        _, _, recipe = kwargs["model"].partition(":")
-        if recipe and recipe not in getattr(cls, "recipes", {}):
-            raise UserError(f"{ref}: {cls.name} has no recipe {recipe!r}; its recipes: "
-                            f"{', '.join(getattr(cls, 'recipes', {})) or 'none'}", field="--policy")
+    auto, _, recipe = str(kwargs.get("model")).partition(":")
+    if auto == "auto":  # model=auto, or model=auto:RECIPE
+        if recipe:
+            from harness.policies.learned import recipe_flags
+
+            recipe_flags(cls, recipe, field="--policy")  # an unknown one: refused before any training
         kwargs["model"] = str(auto_model(cls, app_file, profile_file, model_dir, recipe or None))
     elif "model" not in kwargs:
         model = find_model(cls.name, app, model_dir)

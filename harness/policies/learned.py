@@ -129,6 +129,14 @@ def decode(dyn: Dynamics, view: ClusterView, names: dict[int, str], a: int) -> l
     return [Move(names[slot], view.nodes[node].name)]
 
 
+def recipe_flags(cls: type[CEEnvPolicy], recipe: str, field: str = "--recipe") -> list[str]:
+    """A recipe's flags; an unknown recipe is a UserError naming the policy's recipes."""
+    recipes = getattr(cls, "recipes", {})
+    if recipe not in recipes:
+        raise UserError(f"{cls.name} has no recipe {recipe!r}; it has: {', '.join(recipes) or 'none'}", field=field)
+    return list(recipes[recipe])
+
+
 def training_config(cls: type[CEEnvPolicy], argv: list[str], recipe: str | None = None):
     """(Args, EnvConfig) from ``harness train``'s flags; a recipe's flags come first, so the
     user's own override them. A bad flag or value, or an unknown recipe, is a UserError."""
@@ -137,10 +145,7 @@ def training_config(cls: type[CEEnvPolicy], argv: list[str], recipe: str | None 
     from harness.spec.args import parse_flags
 
     if recipe is not None:
-        if recipe not in cls.recipes:
-            raise UserError(f"{cls.name} has no recipe {recipe!r}; it has: {', '.join(cls.recipes) or 'none'}",
-                            field="--recipe")
-        argv = cls.recipes[recipe] + list(argv)
+        argv = recipe_flags(cls, recipe) + list(argv)
     parsed = parse_flags(list(argv), training_groups(cls), TRAIN_ALIASES, skip=("model",))
     args, env = parsed[f"{cls.name} (its Args)"], parsed["environment (CEEnv's EnvConfig)"]
     validate_args(cls.name, args)

@@ -101,10 +101,12 @@ def complete(folder: Path, runs: int) -> Path | None:
     return None
 
 
-def summaries(session: Path) -> list[dict]:
-    """Each run's summary, with ``late_ms``: its mean latency over the second half of its requests'
-    span (what the placement the policy settled on gives; None without a request log)."""
-    return [{**json.loads(p.read_text()), "late_ms": late_mean(p.parent)} for p in sorted(session.glob("*/summary.json"))]
+def summaries(session: Path, late: bool = False) -> list[dict]:
+    """Each run's summary; ``late``: with ``late_ms``, its mean latency over the second half of its
+    requests' span (what the placement the policy settled on gives; None without a request log),
+    which reads the request log."""
+    return [{**json.loads(p.read_text()), **({"late_ms": late_mean(p.parent)} if late else {})}
+            for p in sorted(session.glob("*/summary.json"))]
 
 
 def late_mean(run: Path) -> float | None:
@@ -161,7 +163,7 @@ def table(out: Path, name: str, cells: list[tuple[str, int]], policies: list[str
     rows, grid, late = [], {}, {}
     for app, pods in cells:
         runs = [s for f in sorted((out / f"{app}-{pods}").glob("s*")) if (sess := complete(f, len(policies)))
-                for s in summaries(sess)]
+                for s in summaries(sess, late=True)]
         present = {s["policy"] for s in runs}
         for policy in [p for p in policies if p in present] + sorted(present - set(policies)):
             mine = [s for s in runs if s["policy"] == policy and s.get("mean_ms") is not None]

@@ -115,8 +115,8 @@ def main() -> int:
             totals, worst = scored(g, deployments(name, code, seeds))
             rows[infeasible(f"{name} (acting in the code's form)", worst)] = totals
         # the code-form models of the same recipe, scored in the paper's form
-        trained = [m for s in asked if (m := model(args.models, args.episodes, args.encoder, args.sil, args.code_sil, s)[0])
-                   and world_learners.has_episodes(m, args.episodes)]
+        paths = [model(args.models, args.episodes, args.encoder, args.sil, args.code_sil, s)[0] for s in asked]
+        trained = [m for m in paths if world_learners.has_episodes(m, args.episodes)]
         if trained:
             totals, worst = scored(g, [deploy(code, load_actor(m, code)[0]) for m in trained])
             rows[infeasible(f"sil-gpo (code-form models, {len(trained)} seeds)", worst)] = totals

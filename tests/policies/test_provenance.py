@@ -71,5 +71,5 @@ def test_auto_with_a_recipe_trains_that_recipes_model_beside_the_default(tmp_pat
     assert json.loads(Path(default.args.model).with_suffix(".json").read_text())["args"]["unmasked"] is False
     from harness.errors import UserError
 
-    with pytest.raises(UserError, match="no recipe 'nope'; its recipes: committed, paper"):
+    with pytest.raises(UserError, match="no recipe 'nope'; it has: committed, paper"):
         build_for_app("rsdql[model=auto:nope]", "chain", APP, CALIBRATED, tmp_path)
