@@ -30,7 +30,8 @@ goes seed by seed, and a session already complete is kept, so a stopped grid goe
 stopped. Beside each run's mean over its whole window, its mean over the window's second half
 (``late_ms``): a rescheduler starts from the default scheduler's placement and moves pods in the
 first periods, and the paper does not say whether its means include that. Written:
-``<out>/fig<N>.csv`` (a row per setting and policy).
+``<out>/fig<N>.csv`` (a row per setting and policy) and ``<out>/fig<N>-paired.csv`` (REACH
+against each other policy per setting, whole runs and second halves).
 """
 
 from __future__ import annotations
@@ -196,21 +197,28 @@ def table(out: Path, name: str, cells: list[tuple[str, int]], policies: list[str
               f" {share}{uci:>7s} {lm}{lci:>8s}{paper}")
     print()
     refs = list(dict.fromkeys(r["policy"] for r in rows))
+    paired: list[dict] = []  # REACH against each other policy per setting, paired by session
     for mine in (p for p in refs if _short(p) == "reach"):
         for other in (p for p in refs if _short(p) != "reach" or p != mine):
             if _short(other) == "reach" and refs.index(other) < refs.index(mine):
                 continue  # each pair of REACH models once
             paper = figure.averages.get(_short(other))
             for what, means in (("", grid), (" (second halves)", late)):
-                rel = [r for a, p in cells if (r := _paired(means.get((a, p, mine)), means.get((a, p, other))))
-                       is not None]
+                rel = {(a, p): r for a, p in cells
+                       if (r := _paired(means.get((a, p, mine)), means.get((a, p, other)))) is not None}
                 if rel:
-                    m, h = mean_ci95(rel)
-                    below = sum(r < 0 for r in rel)
+                    m, h = mean_ci95(list(rel.values()))
+                    below = sum(r < 0 for r in rel.values())
                     print(f"{mine} against {other}{what}: {m:+.2f} % ± {h or 0:.2f} over {len(rel)} settings, "
                           f"below in {below}" + (f" (paper {paper:+.2f} %)" if paper is not None else ""))
+                    print("  per setting: " + ", ".join(f"{a}-{p} {r:+.1f} %" for (a, p), r in rel.items()))
+                    paired += [{"policy": mine, "against": other, "app": a, "pods": p, "half": what.strip(" ()") or
+                                "whole", "seeds": len(set(means[a, p, mine]) & set(means[a, p, other])),
+                                "pct": round(r, 2)} for (a, p), r in rel.items()]
     write_rows(out / f"fig{name}.csv", rows)
     print(f"\n{out / f'fig{name}.csv'}")
+    if paired:
+        print(f"{write_rows(out / f'fig{name}-paired.csv', paired)} (REACH against each, per setting)")
     return 0
 
 
