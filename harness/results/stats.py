@@ -1,5 +1,5 @@
-"""How sure a measured number is: the confidence interval of a mean over seeds, of a mean
-over a run of queued requests (batch means), of a prediction's paired error over those requests,
+"""How sure a measured number is: the confidence interval of a mean over seeds, of the
+difference of two such means (Welch), of a mean over a run of queued requests (batch means), of a prediction's paired error over those requests,
 and the equivalence test the fidelity bars use."""
 
 from __future__ import annotations
@@ -18,6 +18,22 @@ def mean_ci95(values: list[float]) -> tuple[float, float | None]:
         return float(v.mean()), None
     t = T95[len(v) - 2] if len(v) - 2 < len(T95) else 1.96
     return float(v.mean()), float(t * v.std(ddof=1) / np.sqrt(len(v)))
+
+
+def difference_ci95(a: list[float], b: list[float]) -> tuple[float, float | None]:
+    """mean(a) − mean(b) and the half-width of its 95 % interval by Welch (unequal variances;
+    the degrees of freedom rounded down, so the interval errs wide). None with a single value on
+    a side or no spread on either."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    diff = float(a.mean() - b.mean())
+    if len(a) < 2 or len(b) < 2:
+        return diff, None
+    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
+    if va + vb == 0:
+        return diff, None
+    df = int((va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)))
+    t = T95[max(df, 1) - 1] if df - 1 < len(T95) else 1.96
+    return diff, float(t * np.sqrt(va + vb))
 
 
 def batch_means_ci95(times, values, batches: int = 10, min_batch_s: float = 5.0) -> float | None:

@@ -3,8 +3,8 @@ Trainings run in a work folder outside the repository (``--work``, default
 ``~/.cache/harness/silgpo-trainings``), each resumed from its ``.ckpt`` where stopped (saved every
 50 episodes); a finished model's ``.json`` and ``.curve.csv`` — what the study's numbers are read
 from — are copied into ``studies/silgpo/models/`` (``--models``), with its weights (``.pt``) only
-for the models the study plays again (the ranking's and the paper form's). Training state never
-enters the repository.
+for the models the study plays again (the ranking's, the paper form's and the ablations').
+Training state never enters the repository.
 
     .venv/bin/python -m studies.silgpo.trainings [--lanes 2] [--only ranking,paper,...] [--list] [--background]
 
@@ -15,7 +15,7 @@ The groups, in the order the lanes take them:
   ranks);
 - ``paper``: SIL-GPO scored in the paper's form of the total delay (seconds), seeds 1-3;
 - ``light``: the sweeps' light recipe on the authors' instance, seeds 1-3, which
-  ``studies.silgpo.agent`` sets against the full one before the sweeps are read;
+  ``studies.silgpo.light_check`` sets against the full one before the sweeps are read;
 - ``ablations``: GAT without SIL and PPO over MLP encoders, seeds 1-3, 2,000 episodes
   (``studies.silgpo.agent --sil off`` / ``--encoder mlp``);
 - ``sweeps``: one model per distinct point of Figs 8-10 and instance, the light recipe
@@ -48,7 +48,7 @@ from studies.silgpo import MODELS, agent, sweeps
 
 EPISODES = 2000  # the authors' max_train_episodes is 20,000; their logged agent converged by 1,560
 GROUPS = ("ranking", "paper", "light", "ablations", "sweeps")
-PLAYED = ("ranking", "paper")  # the groups whose weights the study loads again (and so keeps)
+PLAYED = ("ranking", "paper", "ablations")  # the groups whose weights the study loads again (and so keeps)
 WORK = Path(os.environ.get("HARNESS_SILGPO_TRAININGS", "~/.cache/harness/silgpo-trainings")).expanduser()
 
 

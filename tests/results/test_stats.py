@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.results.stats import batch_means_ci95, mean_ci95, within_bar
+from harness.results.stats import batch_means_ci95, difference_ci95, mean_ci95, within_bar
 
 
 def test_batch_means_widen_the_interval_when_latencies_drift_together():
@@ -45,3 +45,12 @@ def test_too_short_a_series_has_no_interval():
 ])
 def test_within_bar_is_an_equivalence_test(predicted, measured, half, expected):
     assert within_bar(predicted, measured, half, 0.15) is expected
+
+
+def test_the_difference_of_two_means_has_welchs_interval_rounded_wide():
+    a, b = [1.0, 2.0, 3.0], [2.0, 4.0, 6.0, 8.0]
+    diff, half = difference_ci95(a, b)
+    # variances of the means 1/3 and 5/3; Welch's degrees of freedom 4.07, rounded down to 4
+    # (t = 2.776); an interval with equal variances would use 5 (t = 2.571)
+    assert diff == pytest.approx(-3.0) and half == pytest.approx(2.776 * np.sqrt(1 / 3 + 5 / 3))
+    assert difference_ci95([1.0], b)[1] is None and difference_ci95([2.0, 2.0], [3.0, 3.0]) == (-1.0, None)
