@@ -4,7 +4,7 @@ analysis of a ``harness run`` session of a ``world: servicegraph`` scenario.
     harness --state-dir .harness-silgpo provision --inventory inventories/silgpo-local.yaml
     harness --state-dir .harness-silgpo run silgpo-edge --policy queue-greedy,preferred,sil-gpo \\
         --seeds 3 --model-dir studies/silgpo/models
-    python -m studies.silgpo.live results/<utc>-silgpo-edge
+    python -m studies.silgpo.live results/<utc>-silgpo-edge [more sessions: their seeds together]
 
 The run plays each policy's deployment of the authors' instance (``harness.families.silgpo.live``:
 built in the code's form, played in the paper's, the rates scaled so that the busiest queue of any
@@ -12,7 +12,8 @@ deployment runs at ρ 0.5), the policies taking turns within each seed. Printed 
 deployment the measured mean latency over every request (mean ± 95 % CI over seeds), the model's
 (the paper's T_r plus the testbed's RTTs on every hop), their difference; per request type the
 mean and worst |error|; and each deployment's latency as a ratio to the first policy's, paired by
-seed. Written: ``per_type.csv`` in the session folder.
+seed. Several sessions (a seed added later with ``--seeds 1 --seed N``) are read as one. Written:
+``per_type.csv`` in the first session's folder.
 """
 
 from __future__ import annotations
@@ -31,27 +32,33 @@ from studies.common import verdict
 TOLERANCE = 0.15  # the bar: measured within 15 % of the model per request type
 
 
-def runs_of(session: Path) -> dict[str, list[dict]]:
-    """Policy -> its runs' summaries (in seed order), as ``harness run`` wrote them."""
+def runs_of(*sessions: Path) -> dict[str, list[dict]]:
+    """Policy -> its runs' summaries (in seed order), as ``harness run`` wrote them in one session
+    or several (each seed in one: a seed run again in a later session is a later repeat of it,
+    and the earlier one is kept)."""
     out: dict[str, list[dict]] = {}
-    whole = [json.loads(f.read_text()) for f in session.glob("*/summary.json")]
+    whole = [json.loads(f.read_text()) for session in sessions for f in session.glob("*/summary.json")]
     whole = [s for s in whole if s.get("scenario_world") == "servicegraph" and not s.get("partial")
              and not s.get("error") and s.get("mean_ms") is not None]
     for s in sorted(whole, key=lambda s: (s["seed"], s["started"])):  # the session's order: seed, then turn
         out.setdefault(s["policy"], []).append(s)
-    for runs in out.values():
-        runs.sort(key=lambda s: s["seed"])
+    for policy, runs in out.items():
+        first = {}
+        for r in runs:
+            first.setdefault(r["seed"], r)
+        out[policy] = sorted(first.values(), key=lambda s: s["seed"])
     return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("session", type=Path, help="a harness run session folder of a servicegraph scenario")
+    ap.add_argument("sessions", type=Path, nargs="+",
+                    help="harness run session folders of a servicegraph scenario (their seeds together)")
     ap.add_argument("--reference", default=None, help="the policy the ratios are to (default: the first run's)")
     args = ap.parse_args()
-    by_policy = runs_of(args.session)
+    by_policy = runs_of(*args.sessions)
     if not by_policy:
-        print(f"{args.session}: no whole run of a servicegraph scenario", file=sys.stderr)
+        print(f"{', '.join(map(str, args.sessions))}: no whole run of a servicegraph scenario", file=sys.stderr)
         return 2
     ref_name = args.reference or next(iter(by_policy))  # the first policy of the session's first seed
     ref = {s["seed"]: s["mean_ms"] for s in by_policy.get(ref_name, [])}
@@ -80,8 +87,8 @@ def main() -> int:
         print(f"{name:13s} {len(runs):5d} {mean:9.1f} ± {half or 0:6.1f} {model:9.1f} {100 * (mean / model - 1):+6.1f}% "
               f"{100 * np.mean(list(errs.values())):17.1f}% {100 * max(errs.values()):6.1f}% {verdict(ok):>11s} "
               f"{ratio:14.3f} ± {rhalf or 0:.3f}")
-    print(f"\nper request type: {write_rows(args.session / 'per_type.csv', rows)}; every request: "
-          f"{args.session}/*/requests.csv")
+    print(f"\nper request type: {write_rows(args.sessions[0] / 'per_type.csv', rows)}; every request: "
+          + ", ".join(f"{s}/*/requests.csv" for s in args.sessions))
     return 0 if ok_all else 1
 
 
