@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -30,6 +31,11 @@ from harness.results.stats import mean_ci95
 from studies.common import verdict
 
 TOLERANCE = 0.15  # the bar: measured within 15 % of the model per request type
+
+
+def shown(policy: str) -> str:
+    """A policy as the table shows it: a model given by path by its file's name alone."""
+    return re.sub(r"\[model=(?:[^\]]*/)?([^/\]]+?)(?:\.pt)?\]", r"[\1]", policy)
 
 
 def runs_of(*sessions: Path) -> dict[str, list[dict]]:
@@ -62,7 +68,7 @@ def main() -> int:
         return 2
     ref_name = args.reference or next(iter(by_policy))  # the first policy of the session's first seed
     ref = {s["seed"]: s["mean_ms"] for s in by_policy.get(ref_name, [])}
-    print(f"{'deployment':13s} {'seeds':>5s} {'measured ms':>18s} {'model ms':>9s} {'diff':>7s} {'types: mean |err|':>18s} "
+    print(f"{'deployment':32s} {'seeds':>5s} {'measured ms':>18s} {'model ms':>9s} {'diff':>7s} {'types: mean |err|':>18s} "
           f"{'worst':>7s} {'within 15 %':>11s} {f'ratio to {ref_name}':>22s}")
     rows, ok_all = [], True
     for name, runs in by_policy.items():
@@ -77,14 +83,14 @@ def main() -> int:
                 rows.append({"deployment": name, "type": t["type"], "measured_ms": float(np.mean(measured)),
                              "model_ms": t["expected_ms"], "abs_error": errs[t["type"]]})
         if not errs:
-            print(f"{name:13s} no request type measured", file=sys.stderr)
+            print(f"{shown(name)} no request type measured", file=sys.stderr)
             ok_all = False
             continue
         ok = max(errs.values()) <= TOLERANCE
         ok_all &= ok
         paired = [s["mean_ms"] / ref[s["seed"]] for s in runs if s["seed"] in ref]
         ratio, rhalf = mean_ci95(paired) if paired else (float("nan"), None)
-        print(f"{name:13s} {len(runs):5d} {mean:9.1f} ± {half or 0:6.1f} {model:9.1f} {100 * (mean / model - 1):+6.1f}% "
+        print(f"{shown(name):32s} {len(runs):5d} {mean:9.1f} ± {half or 0:6.1f} {model:9.1f} {100 * (mean / model - 1):+6.1f}% "
               f"{100 * np.mean(list(errs.values())):17.1f}% {100 * max(errs.values()):6.1f}% {verdict(ok):>11s} "
               f"{ratio:14.3f} ± {rhalf or 0:.3f}")
     print(f"\nper request type: {write_rows(args.sessions[0] / 'per_type.csv', rows)}; every request: "

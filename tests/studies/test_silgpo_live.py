@@ -25,3 +25,10 @@ def test_the_seeds_of_two_sessions_are_read_together_each_once(tmp_path):
     runs = runs_of(a, b)
     assert [(r["seed"], r["mean_ms"]) for r in runs["preferred"]] == [(0, 100.0), (1, 101.0), (2, 102.0)]
     assert "queue-greedy" not in runs
+
+
+def test_a_model_given_by_path_is_shown_by_its_file_name():
+    from studies.silgpo.live import shown
+
+    assert shown("sil-gpo[model=/work/x/models/sil-gpo-authors-gat-s1.pt]") == "sil-gpo[sil-gpo-authors-gat-s1]"
+    assert shown("queue-greedy") == "queue-greedy" and shown("reach[model=auto]") == "reach[auto]"
