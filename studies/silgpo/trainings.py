@@ -14,13 +14,13 @@ The groups, in the order the lanes take them:
   RSDQL (MLP encoders), 2,000 episodes each, in turns (what ``studies.silgpo.agent --seeds 5``
   ranks);
 - ``paper``: SIL-GPO scored in the paper's form of the total delay (seconds), seeds 1-3;
-- ``light``: the sweeps' light recipe on the authors' instance, seeds 1-3, which
-  ``studies.silgpo.light_check`` sets against the full one before the sweeps are read;
+- ``light``: a light recipe (MLP, ×10 rates, 400 episodes) on the authors' instance, seeds 1-3,
+  which ``studies.silgpo.sweep_recipe`` set against the full one (it did not stand in);
 - ``ablations``: GAT without SIL and PPO over MLP encoders, seeds 1-3, 2,000 episodes
   (``studies.silgpo.agent --sil off`` / ``--encoder mlp``);
-- ``sweeps``: one model per distinct point of Figs 8-10 and instance, the light recipe
-  (``studies.silgpo.sweeps --agent-dir``; Fig. 8's λ 2-4 and Fig. 10's 30 requests are one
-  setting, trained once).
+- ``sweeps``: one model per distinct point of Figs 8-10 and instance, Table II's recipe stopped
+  at 1,400 episodes (``sweeps.RECIPE``; ``studies.silgpo.sweeps --agent-dir``; Fig. 8's λ 2-4
+  and Fig. 10's 30 requests are one setting, trained once).
 
 The names and flags are those scripts' own (``agent.model``, ``agent.rsdql_model``,
 ``sweeps.agent_model``), so they find what this trained. A model being trained is locked
@@ -91,7 +91,7 @@ def jobs(models: Path = MODELS, groups=GROUPS) -> list[Job]:
         folder = models / sweeps.AGENT_DIR.relative_to(MODELS)
         for figure, value in sweeps.distinct_points():
             for seed in range(3):
-                path, argv = sweeps.agent_model(figure, value, seed, folder, sweeps.FAST)
+                path, argv = sweeps.agent_model(figure, value, seed, folder, sweeps.RECIPE)
                 out.append(Job("sweeps", "sil-gpo", path, argv))
     return out
 
