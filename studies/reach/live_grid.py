@@ -209,9 +209,11 @@ def table(out: Path, name: str, cells: list[tuple[str, int]], policies: list[str
                 if rel:
                     m, h = mean_ci95(list(rel.values()))
                     below = sum(r < 0 for r in rel.values())
-                    print(f"{mine} against {other}{what}: {m:+.2f} % ± {h or 0:.2f} over {len(rel)} settings, "
+                    ci = f" ± {h:.2f}" if h is not None else ""  # one setting: no interval over settings
+                    print(f"{mine} against {other}{what}: {m:+.2f} %{ci} over {len(rel)} settings, "
                           f"below in {below}" + (f" (paper {paper:+.2f} %)" if paper is not None else ""))
-                    print("  per setting: " + ", ".join(f"{a}-{p} {r:+.1f} %" for (a, p), r in rel.items()))
+                    print("  per setting (± over seeds): " + ", ".join(
+                        f"{a}-{p} {_setting(means[a, p, mine], means[a, p, other])}" for a, p in rel))
                     paired += [{"policy": mine, "against": other, "app": a, "pods": p, "half": what.strip(" ()") or
                                 "whole", "seeds": len(set(means[a, p, mine]) & set(means[a, p, other])),
                                 "pct": round(r, 2)} for (a, p), r in rel.items()]
@@ -222,11 +224,22 @@ def table(out: Path, name: str, cells: list[tuple[str, int]], policies: list[str
     return 0
 
 
+def _per_seed(mine: dict | None, other: dict | None) -> list[float]:
+    """Mine against other in one setting, %, per seed: each seed's session's ratio minus 1 (a
+    session's policies ran in turns; the host's speed differs between sessions)."""
+    return [100 * (mine[s] / other[s] - 1) for s in sorted(set(mine or {}) & set(other or {}))]
+
+
 def _paired(mine: dict | None, other: dict | None) -> float | None:
-    """Mine against other in one setting, %: the mean over seeds of each seed's session's ratio
-    minus 1 (a session's policies ran in turns; the host's speed differs between sessions)."""
-    seeds = sorted(set(mine or {}) & set(other or {}))
-    return 100 * float(np.mean([mine[s] / other[s] - 1 for s in seeds])) if seeds else None
+    """Mine against other in one setting, %: the mean over seeds of ``_per_seed``."""
+    per = _per_seed(mine, other)
+    return float(np.mean(per)) if per else None
+
+
+def _setting(mine: dict, other: dict) -> str:
+    """One setting's paired difference as printed: its mean with the 95 % CI over seeds."""
+    m, h = _mean_ci95(_per_seed(mine, other))
+    return f"{m:+.1f} %" + (f" ± {h:.1f}" if h is not None else "")
 
 
 def _short(policy: str) -> str:

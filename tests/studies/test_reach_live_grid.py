@@ -40,7 +40,7 @@ def test_the_averages_are_over_settings_of_reach_against_each_paired_by_session(
     assert live_grid.table(tmp_path, "8", cells, ["reach[model=auto]", "default", "rsdql[model=auto]"]) == 0
     out = capsys.readouterr().out
     assert "reach[model=auto] against default: -35.00 % ± 63.53 over 2 settings, below in 2 (paper -21.56 %)" in out
-    assert "  per setting: chain-4 -30.0 %, chain-12 -40.0 %" in out
+    assert "  per setting (± over seeds): chain-4 -30.0 % ± 127.1, chain-12 -40.0 % ± 0.0" in out
     paired = (tmp_path / "fig8-paired.csv").read_text().splitlines()
     assert "reach[model=auto],default,chain,4,whole,2,-30.0" in paired
     rows = (tmp_path / "fig8.csv").read_text().splitlines()
