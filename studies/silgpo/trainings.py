@@ -15,12 +15,12 @@ The groups, in the order the lanes take them:
   ranks);
 - ``paper``: SIL-GPO scored in the paper's form of the total delay (seconds), seeds 1-3;
 - ``light``: a light recipe (MLP, ×10 rates, 400 episodes) on the authors' instance, seeds 1-3,
-  which ``studies.silgpo.sweep_recipe`` set against the full one (it did not stand in);
+  which ``studies.silgpo.sweep_recipe`` sets against the full one (not shown to stand in);
 - ``ablations``: GAT without SIL and PPO over MLP encoders, seeds 1-3, 2,000 episodes
   (``studies.silgpo.agent --sil off`` / ``--encoder mlp``);
-- ``sweeps``: one model per distinct point of Figs 8-10 and instance, Table II's recipe stopped
-  at 1,400 episodes (``sweeps.RECIPE``; ``studies.silgpo.sweeps --agent-dir``; Fig. 8's λ 2-4
-  and Fig. 10's 30 requests are one setting, trained once).
+- ``sweeps``: one model per distinct point of Figs 8-10 and instance, Table II's recipe for
+  2,000 episodes (``sweeps.RECIPE``; ``studies.silgpo.sweeps --agent-dir``; Fig. 8's λ 2-4 and
+  Fig. 10's 30 requests are one setting, trained once).
 
 The names and flags are those scripts' own (``agent.model``, ``agent.rsdql_model``,
 ``sweeps.agent_model``), so they find what this trained. A model being trained is locked

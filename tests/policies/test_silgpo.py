@@ -44,6 +44,12 @@ def test_the_curve_finds_the_episode_at_95_percent_of_the_improvement():
     assert dip.first_at(19.0) is None and dip.first_at(45.0) == 20
 
 
+def test_the_curves_best_within_its_first_episodes_is_what_a_shorter_training_reports():
+    c = Curve(episodes=[10, 20, 30, 40], delay=[60.0, 40.0, 41.0, 30.0])
+    assert c.best() == 30.0 and c.best(within=35) == 40.0 and c.best(within=10) == 60.0
+    assert c.best_at() == 40 and Curve(episodes=[10, 20], delay=[5.0, 5.0]).best_at() == 10
+
+
 @pytest.mark.parametrize("encoder", ["gat", "mlp"])
 def test_the_networks_read_a_batch_of_observations(encoder):
     g = generate(SMALL, 0)

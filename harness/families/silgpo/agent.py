@@ -110,6 +110,15 @@ class Curve:
         first = self.delay[0]
         return self.first_at(first - share * (first - self.final(last)))
 
+    def best(self, within: int | None = None) -> float:
+        """The lowest evaluation, of the first ``within`` episodes if given: what a training
+        stopped there reports (the loop reads the episode count only as where to stop)."""
+        return min(d for e, d in zip(self.episodes, self.delay) if within is None or e <= within)
+
+    def best_at(self) -> int:
+        """The first episode at the lowest evaluation."""
+        return self.episodes[self.delay.index(min(self.delay))]
+
     def first_at(self, target: float) -> int | None:
         """The first episode whose evaluation is at or below ``target`` (None if none is)."""
         return next((e for e, d in zip(self.episodes, self.delay) if d <= target), None)
