@@ -120,6 +120,12 @@ def test_the_readme_is_a_front_door():
     assert sorted(r[2:5] for r in rows) == ["000", "001", "002", "003", "004"], rows
 
 
+def test_every_study_readme_opens_with_its_findings_in_150_lines():
+    for readme in sorted((REPO / "studies").glob("*/README.md")):
+        lines = len(readme.read_text().splitlines())
+        assert lines <= 150, f"{readme.relative_to(REPO)}: {lines} lines; dated runs belong in HISTORY.md beside it"
+
+
 def test_the_run_directory_page_names_every_column():
     page = (REPO / "docs" / "run-directory.md").read_text()
     missing = [c for c in (*REQUEST_FIELDS, *EVENT_FIELDS, *METRIC_FIELDS) if f"`{c}`" not in page]
