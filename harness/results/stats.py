@@ -1,6 +1,6 @@
 """How sure a measured number is: the confidence interval of a mean over seeds, of the
-difference of two such means (Welch), of a mean over a run of queued requests (batch means), of a prediction's paired error over those requests,
-and the equivalence test the fidelity bars use."""
+difference of two such means (Welch), of a mean over a run of queued requests (batch means), of
+a prediction's paired error over those requests, and the equivalence test the fidelity bars use."""
 
 from __future__ import annotations
 
@@ -16,8 +16,12 @@ def mean_ci95(values: list[float]) -> tuple[float, float | None]:
     v = np.asarray(values, float)
     if len(v) < 2:
         return float(v.mean()), None
-    t = T95[len(v) - 2] if len(v) - 2 < len(T95) else 1.96
-    return float(v.mean()), float(t * v.std(ddof=1) / np.sqrt(len(v)))
+    return float(v.mean()), float(t95(len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v)))
+
+
+def t95(df: int) -> float:
+    """Student's t, two-sided 95 %, for ``df`` degrees of freedom (at least 1)."""
+    return T95[df - 1] if df <= len(T95) else 1.96
 
 
 def difference_ci95(a: list[float], b: list[float]) -> tuple[float, float | None]:
@@ -32,8 +36,7 @@ def difference_ci95(a: list[float], b: list[float]) -> tuple[float, float | None
     if va + vb == 0:
         return diff, None
     df = int((va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)))
-    t = T95[max(df, 1) - 1] if df - 1 < len(T95) else 1.96
-    return diff, float(t * np.sqrt(va + vb))
+    return diff, float(t95(max(df, 1)) * np.sqrt(va + vb))
 
 
 def batch_means_ci95(times, values, batches: int = 10, min_batch_s: float = 5.0) -> float | None:

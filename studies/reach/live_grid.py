@@ -215,7 +215,7 @@ def table(out: Path, name: str, cells: list[tuple[str, int]], policies: list[str
                     print("  per setting (± over seeds): " + ", ".join(
                         f"{a}-{p} {_setting(means[a, p, mine], means[a, p, other])}" for a, p in rel))
                     paired += [{"policy": mine, "against": other, "app": a, "pods": p, "half": what.strip(" ()") or
-                                "whole", "seeds": len(set(means[a, p, mine]) & set(means[a, p, other])),
+                                "whole", "seeds": len(_per_seed(means[a, p, mine], means[a, p, other])),
                                 "pct": round(r, 2)} for (a, p), r in rel.items()]
     write_rows(out / f"fig{name}.csv", rows)
     print(f"\n{out / f'fig{name}.csv'}")

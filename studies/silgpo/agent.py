@@ -154,7 +154,7 @@ class Run:
 
     @property
     def best(self) -> float:
-        return min(self.curve.delay)
+        return self.curve.best()
 
     @property
     def reach95(self) -> int:

@@ -46,13 +46,11 @@ def runs_of(*sessions: Path) -> dict[str, list[dict]]:
     whole = [json.loads(f.read_text()) for session in sessions for f in session.glob("*/summary.json")]
     whole = [s for s in whole if s.get("scenario_world") == "servicegraph" and not s.get("partial")
              and not s.get("error") and s.get("mean_ms") is not None]
+    seen = set()
     for s in sorted(whole, key=lambda s: (s["seed"], s["started"])):  # the session's order: seed, then turn
-        out.setdefault(s["policy"], []).append(s)
-    for policy, runs in out.items():
-        first = {}
-        for r in runs:
-            first.setdefault(r["seed"], r)
-        out[policy] = sorted(first.values(), key=lambda s: s["seed"])
+        if (s["policy"], s["seed"]) not in seen:  # a seed's first run
+            seen.add((s["policy"], s["seed"]))
+            out.setdefault(s["policy"], []).append(s)
     return out
 
 

@@ -87,13 +87,13 @@ def agent_delay(figure: str, value, seed: int, folder: Path, flags: str, ready_o
     from harness.families.silgpo.agent import Curve
 
     path, argv = agent_model(figure, value, seed, folder, flags)
-    if ready_only and not world_learners.has_episodes(path, world_learners.parse("sil-gpo", argv)[0].episodes):
+    episodes = world_learners.parse("sil-gpo", argv)[0].episodes
+    if ready_only and not world_learners.has_episodes(path, episodes):
         return None
     t, fresh = time.monotonic(), not path.exists()
     path = world_learners.trained("sil-gpo", argv, path)
     if fresh:
         print(f"    trained {path.stem} in {time.monotonic() - t:.0f} s", file=sys.stderr, flush=True)
-    episodes = world_learners.parse("sil-gpo", argv)[0].episodes
     curve = Curve.read(path)
     if curve.best_at() > episodes - LATE:  # still improving near the end: a longer run may go lower
         print(f"    {path.stem}: its best came at episode {curve.best_at()} of {episodes}", file=sys.stderr, flush=True)
