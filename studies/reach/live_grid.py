@@ -31,7 +31,8 @@ stopped. Beside each run's mean over its whole window, its mean over the window'
 (``late_ms``): a rescheduler starts from the default scheduler's placement and moves pods in the
 first periods, and the paper does not say whether its means include that. Written:
 ``<out>/fig<N>.csv`` (a row per setting and policy) and ``<out>/fig<N>-paired.csv`` (REACH
-against each other policy per setting, whole runs and second halves).
+against each other policy per setting, whole runs and second halves; ``best_baseline`` marks the
+setting's other policy of lowest mean, the paper's "best baseline").
 """
 
 from __future__ import annotations
@@ -216,12 +217,24 @@ def table(out: Path, name: str, cells: list[tuple[str, int]], policies: list[str
                         f"{a}-{p} {_setting(means[a, p, mine], means[a, p, other])}" for a, p in rel))
                     paired += [{"policy": mine, "against": other, "app": a, "pods": p, "half": what.strip(" ()") or
                                 "whole", "seeds": len(_per_seed(means[a, p, mine], means[a, p, other])),
-                                "pct": round(r, 2)} for (a, p), r in rel.items()]
+                                "pct": round(r, 2), "best_baseline": other == best_baseline(means, refs, a, p)}
+                               for (a, p), r in rel.items()]
+        against_best = [(a, p, b) for a, p in cells if (b := best_baseline(grid, refs, a, p)) and (a, p, mine) in grid]
+        if against_best:  # the paper's "over the best baseline" (Figs 9-10, the other apps)
+            print(f"{mine} against the best baseline (lowest mean of the others) per setting: " + ", ".join(
+                f"{a}-{p} {b} {_setting(grid[a, p, mine], grid[a, p, b])}" for a, p, b in against_best))
     write_rows(out / f"fig{name}.csv", rows)
     print(f"\n{out / f'fig{name}.csv'}")
     if paired:
         print(f"{write_rows(out / f'fig{name}-paired.csv', paired)} (REACH against each, per setting)")
     return 0
+
+
+def best_baseline(means: dict, refs: list[str], app: str, pods: int) -> str | None:
+    """The policy other than REACH's with the lowest mean over seeds in this setting: the paper's
+    "best baseline"."""
+    seen = {p: np.mean(list(v.values())) for p in refs if _short(p) != "reach" and (v := means.get((app, pods, p)))}
+    return min(seen, key=seen.get) if seen else None
 
 
 def _per_seed(mine: dict | None, other: dict | None) -> list[float]:
