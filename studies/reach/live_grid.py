@@ -25,8 +25,9 @@ workloads/<app>.json --out DIR``); the learned policies' models are trained on t
 3 M steps with no mask: ``rsdql[model=auto:paper]``, e.g. in a grid of its own with
 ``--policies 'rsdql[model=auto:paper],rsdql[model=auto]'``). Each app and pod count is a
 scenario (the figure's scenario with ``pods / 4`` replicas per service); each seed one ``harness
-run`` session with the policies taking turns, so the host's drift falls on all alike. The grid
-goes seed by seed, and a session already complete is kept, so a stopped grid goes on where it
+run`` session with the policies taking turns, so the host's drift falls on all alike, each seed
+starting one policy later (``session_order``: no policy always runs first). The grid goes seed
+by seed, and a session already complete is kept, so a stopped grid goes on where it
 stopped. Beside each run's mean over its whole window, its mean over the window's second half
 (``late_ms``): a rescheduler starts from the default scheduler's placement and moves pods in the
 first periods, and the paper does not say whether its means include that. Written:
@@ -154,11 +155,19 @@ def main(argv: list[str] | None = None) -> int:
             if complete(folder, len(policies)):
                 continue
             sc = scenario_file(out, figure, app, pods, args.duration)
-            cmd = [sys.executable, "-m", "harness", "run", str(sc), "--policy", ",".join(policies), "--seeds", "1",
-                   "--seed", str(seed), "--out", str(folder)]
+            cmd = [sys.executable, "-m", "harness", "run", str(sc), "--policy", ",".join(session_order(policies, seed)),
+                   "--seeds", "1", "--seed", str(seed), "--out", str(folder)]
             print("$ harness " + " ".join(cmd[3:]), flush=True)
             subprocess.run(cmd, cwd=out, check=True)
     return table(out, args.figure, cells, policies)
+
+
+def session_order(policies: list[str], seed: int) -> list[str]:
+    """The order the policies take turns in seed ``seed``'s session: rotated by one per seed, so
+    that over as many seeds as policies each runs first once (the first run of a session meets
+    the freshest host, and a scenario's first deployment)."""
+    k = seed % len(policies)
+    return policies[k:] + policies[:k]
 
 
 def table(out: Path, name: str, cells: list[tuple[str, int]], policies: list[str]) -> int:

@@ -87,3 +87,10 @@ def test_two_reach_models_meet_each_other_once_and_every_other_policy(tmp_path, 
     assert "reach[model=auto:under-load] against reach[model=auto]" not in out
     assert "reach[model=auto:under-load] against default: -20.00 %" in out and "below in 1" in out
     assert "(paper 255.1 ms)" in out  # Fig. 10's default on Chain
+
+
+def test_each_seed_starts_its_session_one_policy_later():
+    refs = ["reach[model=auto]", "rsdql[model=auto]", "default"]
+    orders = [live_grid.session_order(refs, seed) for seed in range(4)]
+    assert orders[0] == refs and orders[3] == refs
+    assert [o[0] for o in orders[:3]] == refs and all(sorted(o) == sorted(refs) for o in orders)
