@@ -173,7 +173,9 @@ class Cluster(ABC):
             raise TestbedError(f"a {service} pod on {node} breaks a placement constraint: {problem[1]}")
 
     @abstractmethod
-    def wait_ready(self, pod: "Pod", timeout: float) -> None: ...
+    def wait_ready(self, pod: "Pod", timeout: float) -> None:
+        """Return once the pod serves; raise TestbedError when it exits, its node is down (a node
+        that fails while the pod starts: within a second), or ``timeout`` passes."""
 
     @abstractmethod
     def retire_pod(self, pod: "Pod") -> None:

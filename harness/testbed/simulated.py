@@ -232,6 +232,8 @@ class SimCluster(Cluster):
             self.sleep_until(now + timeout)
             raise TestbedError(f"pod {pod.name} on {pod.node} not ready after {timeout:.0f}s")
         self.sleep_until(at)
+        if not self._up[pod.node]:  # its node failed while it started
+            raise TestbedError(f"pod {pod.name}: its node {pod.node} is down")
 
     def retire_pod(self, pod: Pod) -> None:
         if pod in self._pods:

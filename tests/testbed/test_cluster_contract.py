@@ -148,6 +148,21 @@ def test_fail_node_loses_its_pods_and_recovery_brings_it_back_empty(cluster, cha
     cluster.wait_ready(back, 30)
 
 
+def test_a_pod_whose_node_fails_while_it_starts_is_not_waited_for(cluster):
+    # a move planned just before a node failure started its pod there; waiting out the timeout
+    # held the lock self-healing needs, and the app stayed down for 30 s
+    cluster.set_app(load_app(REPO / "workloads/chain.json"))
+    node = by_tier(cluster, "edge")[-1]
+    pod = cluster.start_pod("back-end", node)
+    cluster.fail_node(node)
+    t = time.monotonic()
+    with pytest.raises(BackendError):
+        cluster.wait_ready(pod, 20)
+    assert time.monotonic() - t < 5
+    cluster.stop_pod(pod, drain_seconds=0)
+    cluster.recover_node(node)
+
+
 def test_undeploy_stops_every_pod(cluster, chain):
     pods = cluster.pods()
     assert undeploy(cluster) == len(pods) == 5

@@ -164,3 +164,27 @@ def test_netem_tree_is_accepted_by_the_kernel_and_classifies_by_source(local_tes
         assert sent_packets >= 5, stats
     finally:
         run(in_netns(lay.hub_netns, ["tc", "qdisc", "del", "dev", dst.hub_veth, "root"]), check=False)
+
+
+def test_a_pod_alive_on_a_node_whose_link_is_cut_is_not_waited_for(local_testbed):
+    # the race a live run met: a move's pod started between a failing node's kill and its link
+    # cut lived on, unreachable; the move waited its 30 s holding the lock self-healing needed
+    from harness.spec.app import load_app
+    from harness.testbed.local import network
+    from tests.conftest import REPO
+
+    c = local_testbed.cluster
+    c.set_app(load_app(REPO / "workloads/chain.json"))
+    node = next(n.name for n in c.nodes if n.tier == "edge")
+    pod = c.start_pod("back-end", node)
+    layout_node = c._layout_node(node)
+    network.set_node_link(c.layout, layout_node, up=False)
+    try:
+        t = time.monotonic()
+        with pytest.raises(Exception, match="down"):
+            c.wait_ready(pod, 20)
+        assert time.monotonic() - t < 5
+    finally:
+        c.stop_pod(pod, drain_seconds=0)
+        network.set_node_link(c.layout, layout_node, up=True)
+    assert c.node_up(node)

@@ -287,6 +287,8 @@ class KubeCluster(Cluster):
     def wait_ready(self, pod: Pod, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while True:
+            if pod.node in self._failed():  # a node the harness stopped: the pod will not get ready there
+                raise TestbedError(f"pod {pod.name}: its node {pod.node} is down")
             try:
                 p = self.core.read_namespaced_pod(pod.name, self.namespace)
             except ApiException as exc:

@@ -19,6 +19,8 @@ from harness.testbed.local import daemons
 from harness.testbed.pods import Pod, pod_name
 
 BASE_PORT = 8080
+# how often a pod being waited for has its node checked: one that fails meanwhile is not waited for
+NODE_CHECK_S = 0.5
 # deployment.json is read, changed and written back; a live run changes it from several threads
 # (rescheduler, self-healing, autoscaler), so every such sequence holds this lock.
 _LOCK = threading.RLock()
@@ -110,6 +112,7 @@ class LocalPods:
     def wait_ready(self, pod: Pod, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         url = f"http://{pod.endpoint}/healthz"
+        node_checked = time.monotonic()
         while True:
             try:
                 with urllib.request.urlopen(url, timeout=1) as r:
@@ -119,6 +122,10 @@ class LocalPods:
                 pass
             if pod.pid is not None and not daemons.alive(pod.pid):
                 raise TestbedError(f"pod {pod.name} on {pod.node} exited: {self._log_tail(pod)}")
+            if time.monotonic() - node_checked > NODE_CHECK_S:  # an `ip` call: not at every poll
+                node_checked = time.monotonic()
+                if not self.node_up(pod.node):
+                    raise TestbedError(f"pod {pod.name}: its node {pod.node} is down")
             if time.monotonic() > deadline:
                 raise TestbedError(f"pod {pod.name} on {pod.node} not ready after {timeout:.0f}s: {self._log_tail(pod)}")
             time.sleep(0.05)
