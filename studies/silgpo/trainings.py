@@ -24,7 +24,8 @@ The groups, in the order the lanes take them:
   mlp``; ``studies.silgpo.ablations``);
 - ``sweeps``: one model per distinct point of Figs 8-10 and instance, Table II's recipe for
   2,000 episodes (``sweeps.RECIPE``; ``studies.silgpo.sweeps --agent-dir``; Fig. 8's λ 2-4 and
-  Fig. 10's 30 requests are one setting, trained once).
+  Fig. 10's 30 requests are one setting, trained once), every point's first instance first, so
+  the figures fill in whole, one instance at a time.
 
 The names and flags are those scripts' own (``agent.model``, ``agent.rsdql_model``,
 ``sweeps.agent_model``), so they find what this trained. A model being trained is locked
@@ -94,8 +95,8 @@ def jobs(models: Path = MODELS, groups=GROUPS) -> list[Job]:
                 out.append(Job("ablations", "sil-gpo", *agent.model(models, EPISODES, encoder, sil, False, seed)))
     if "sweeps" in groups:
         folder = models / sweeps.AGENT_DIR.relative_to(MODELS)
-        for figure, value in sweeps.distinct_points():
-            for seed in range(3):
+        for seed in range(3):  # instance by instance: every point's first instance before any point's second
+            for figure, value in sweeps.distinct_points():
                 path, argv = sweeps.agent_model(figure, value, seed, folder, sweeps.RECIPE)
                 out.append(Job("sweeps", "sil-gpo", path, argv))
     return out
