@@ -30,7 +30,9 @@ starting one policy later (``session_order``: no policy always runs first). The 
 by seed, and a session already complete is kept, so a stopped grid goes on where it
 stopped. Beside each run's mean over its whole window, its mean over the window's second half
 (``late_ms``): a rescheduler starts from the default scheduler's placement and moves pods in the
-first periods, and the paper does not say whether its means include that. Written:
+first periods, and the paper does not say whether its means include that; and its mean and
+requests per second after the scenario's change (the surge's step or the fault; Fig. 11's RPS
+after the surge). Written:
 ``<out>/fig<N>.csv`` (a row per setting and policy) and ``<out>/fig<N>-paired.csv`` (REACH
 against each other policy per setting, whole runs and second halves; ``best_baseline`` marks the
 setting's other policy of lowest mean, the paper's "best baseline").
@@ -64,6 +66,7 @@ class Figure:
     averages_of: tuple[str, ...] = APPS  # the apps the paper's averages cover: shown only over exactly these
     shares: dict[tuple[str, str], float] = field(default_factory=dict)  # (app, policy) -> paper's share < 250 ms
     means: dict[tuple[str, str], float] = field(default_factory=dict)  # (app, policy) -> paper's mean, ms
+    rps_after: dict[tuple[str, str], float] = field(default_factory=dict)  # (app, policy) -> paper's RPS after the change
     policies: str = POLICIES
 
 
@@ -79,6 +82,7 @@ FIGURES = {
                  shares={("chain", "reach"): 0.90, ("chain", "rsdql"): 0.89},
                  means={("chain", "reach"): 197.55, ("chain", "rsdql"): 207.29, ("chain", "cloud-first"): 258.77,
                         ("chain", "latency-greedy"): 258.02, ("chain", "default"): 255.12},
+                 rps_after={("chain", "reach"): 26.62, ("chain", "rsdql"): 25.45},
                  policies="reach[model=auto],reach[model=auto:under-load]," + POLICIES.split(",", 1)[1]),
 }
 
@@ -108,9 +112,26 @@ def complete(folder: Path, runs: int) -> Path | None:
 def summaries(session: Path, late: bool = False) -> list[dict]:
     """Each run's summary; ``late``: with ``late_ms``, its mean latency over the second half of its
     requests' span (what the placement the policy settled on gives; None without a request log),
-    which reads the request log."""
-    return [{**json.loads(p.read_text()), **({"late_ms": late_mean(p.parent)} if late else {})}
-            for p in sorted(session.glob("*/summary.json"))]
+    and ``after_ms`` / ``rps_after`` after the scenario's change, which read the request log."""
+    after = after_change(session) if late else {}
+    return [{**(s := json.loads(p.read_text())), **({"late_ms": late_mean(p.parent)} if late else {}),
+             **after.get(s.get("policy"), {})} for p in sorted(session.glob("*/summary.json"))]
+
+
+def after_change(session: Path) -> dict[str, dict]:
+    """Per policy, its run's mean latency and requests per second after the scenario's change
+    (the surge's step, or the fault: ``studies.reach.live``'s split); {} without a scenario file."""
+    from harness.results.collect import find
+    from harness.spec.loader import load_model
+    from harness.spec.scenario import Scenario
+    from studies.reach.live import change_s, split
+
+    f = next(session.glob("*/inputs/scenario.yaml"), None)
+    at = change_s(load_model(Scenario, f)) if f else None
+    if at is None:
+        return {}
+    return {str(r.summary.get("policy")): {k: v for k, v in split(r, at).items() if k in ("after_ms", "rps_after")}
+            for r in find([session]).runs}
 
 
 def late_mean(run: Path) -> float | None:
@@ -182,30 +203,37 @@ def table(out: Path, name: str, cells: list[tuple[str, int]], policies: list[str
             m, h = mean_ci95([s["mean_ms"] for s in mine])
             u, uh = _mean_ci95([s["under_threshold"] for s in mine if s.get("under_threshold") is not None])
             lm, lh = _mean_ci95([s["late_ms"] for s in mine if s.get("late_ms") is not None])
+            am, _ = _mean_ci95([s["after_ms"] for s in mine if s.get("after_ms") is not None])
+            ar, arh = _mean_ci95([s["rps_after"] for s in mine if s.get("rps_after") is not None])
             grid[app, pods, policy] = {s["seed"]: s["mean_ms"] for s in mine}
             late[app, pods, policy] = {s["seed"]: s["late_ms"] for s in mine if s.get("late_ms") is not None}
             short = _short(policy)
             rows.append({"app": app, "pods": pods, "policy": policy, "seeds": len(mine), "mean_ms": round(m, 2),
                          "ci95_ms": _round(h, 2), "under_250ms": _round(u, 4), "under_ci95": _round(uh, 4),
                          "late_ms": _round(lm, 2), "late_ci95_ms": _round(lh, 2),
+                         "after_ms": _round(am, 2), "rps_after": _round(ar, 2), "rps_after_ci95": _round(arh, 2),
+                         "paper_rps_after": figure.rps_after.get((app, short)),
                          "paper_mean_ms": figure.means.get((app, short)),
                          "paper_under_250ms": figure.shares.get((app, short))})
     if not rows:
         print("no complete session yet", file=sys.stderr)
         return 1
     print(f"{'app':22s} {'pods':>4s} {'policy':32s} {'seeds':>5s} {'mean ms (95 % CI)':>20s} {'< 250 ms':>16s}"
-          f" {'2nd half ms':>18s}")
+          f" {'2nd half ms':>18s} {'after the change: ms':>20s} {'RPS':>13s}")
     for r in rows:
         ci = f" ± {r['ci95_ms']:.1f}" if r["ci95_ms"] is not None else ""
         uci = f" ± {100 * r['under_ci95']:.1f}" if r["under_ci95"] is not None else ""
         paper = "".join(f"   (paper {v})" for v in (
             f"{r['paper_mean_ms']:.1f} ms" if r["paper_mean_ms"] is not None else None,
-            f"{100 * r['paper_under_250ms']:.1f} %" if r["paper_under_250ms"] is not None else None) if v)
+            f"{100 * r['paper_under_250ms']:.1f} %" if r["paper_under_250ms"] is not None else None,
+            f"{r['paper_rps_after']} RPS after" if r["paper_rps_after"] is not None else None) if v)
+        after = (f"{r['after_ms']:20.1f} {r['rps_after']:6.2f}" + (f" ± {r['rps_after_ci95']:.2f}" if r["rps_after_ci95"]
+                 is not None else "       ")) if r["after_ms"] is not None else f"{'-':>20s} {'-':>13s}"
         lci = f" ± {r['late_ci95_ms']:.1f}" if r["late_ci95_ms"] is not None else ""
         share = f"{100 * r['under_250ms']:9.1f} %" if r["under_250ms"] is not None else f"{'-':>11s}"
         lm = f"{r['late_ms']:10.1f}" if r["late_ms"] is not None else f"{'-':>10s}"
         print(f"{r['app']:22s} {r['pods']:4d} {r['policy']:32s} {r['seeds']:5d} {r['mean_ms']:12.1f}{ci:>8s}"
-              f" {share}{uci:>7s} {lm}{lci:>8s}{paper}")
+              f" {share}{uci:>7s} {lm}{lci:>8s} {after}{paper}")
     print()
     refs = list(dict.fromkeys(r["policy"] for r in rows))
     paired: list[dict] = []  # REACH against each other policy per setting, paired by session

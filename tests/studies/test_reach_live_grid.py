@@ -94,3 +94,23 @@ def test_each_seed_starts_its_session_one_policy_later():
     orders = [live_grid.session_order(refs, seed) for seed in range(4)]
     assert orders[0] == refs and orders[3] == refs
     assert [o[0] for o in orders[:3]] == refs and all(sorted(o) == sorted(refs) for o in orders)
+
+
+def test_the_mean_and_rate_after_the_surge_are_read_from_the_requests(tmp_path, capsys):
+    import shutil
+
+    run = tmp_path / "chain-4" / "s0" / "20261129T000000Z-fig10" / "reach[model=auto]-s0"
+    (run / "inputs").mkdir(parents=True)
+    shutil.copy(live_grid.SCENARIOS / "traffic-surge.yaml", run / "inputs" / "scenario.yaml")  # users 1 -> 6 at 90 s
+    (run / "summary.json").write_text(json.dumps({"policy": "reach[model=auto]", "seed": 0, "mean_ms": 150.0,
+                                                  "duration_s": 180, "warmup_s": 0}))
+    (run / "events.csv").write_text('t,t_run,kind,detail\n1000.0,0.0,load-start,"{}"\n')
+    sends = [(1000.0 + t, 100.0) for t in range(90)] + [(1090.0 + k / 3, 200.0) for k in range(270)]
+    (run / "requests.csv").write_text("t_send,latency_ms,status,bytes,error,pod,entry\n" + "".join(
+        f"{t:.3f},{ms},200,10,,front-end-1,front-end\n" for t, ms in sends))
+    assert live_grid.table(tmp_path, "10", [("chain", 4)], ["reach[model=auto]"]) == 0
+    (row,) = [r for r in (tmp_path / "fig10.csv").read_text().splitlines()[1:]]
+    head = (tmp_path / "fig10.csv").read_text().splitlines()[0].split(",")
+    got = dict(zip(head, row.split(",")))
+    assert float(got["after_ms"]) == 200.0 and float(got["rps_after"]) == 3.0 and got["paper_rps_after"] == "26.62"
+    assert "26.62 RPS after" in capsys.readouterr().out
