@@ -175,7 +175,7 @@ class Cluster(ABC):
     @abstractmethod
     def wait_ready(self, pod: "Pod", timeout: float) -> None:
         """Return once the pod serves; raise TestbedError when it exits, its node is down (a node
-        that fails while the pod starts: within a second), or ``timeout`` passes."""
+        that fails while the pod starts: within seconds), or ``timeout`` passes."""
 
     @abstractmethod
     def retire_pod(self, pod: "Pod") -> None:

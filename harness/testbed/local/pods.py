@@ -112,7 +112,7 @@ class LocalPods:
     def wait_ready(self, pod: Pod, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         url = f"http://{pod.endpoint}/healthz"
-        node_checked = time.monotonic()
+        node_checked, down = time.monotonic(), 0
         while True:
             try:
                 with urllib.request.urlopen(url, timeout=1) as r:
@@ -124,7 +124,8 @@ class LocalPods:
                 raise TestbedError(f"pod {pod.name} on {pod.node} exited: {self._log_tail(pod)}")
             if time.monotonic() - node_checked > NODE_CHECK_S:  # an `ip` call: not at every poll
                 node_checked = time.monotonic()
-                if not self.node_up(pod.node):
+                down = 0 if self.node_up(pod.node) else down + 1
+                if down >= 2:  # twice in a row: not a link still coming up after a recovery
                     raise TestbedError(f"pod {pod.name}: its node {pod.node} is down")
             if time.monotonic() > deadline:
                 raise TestbedError(f"pod {pod.name} on {pod.node} not ready after {timeout:.0f}s: {self._log_tail(pod)}")
