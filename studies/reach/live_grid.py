@@ -112,15 +112,16 @@ def complete(folder: Path, runs: int) -> Path | None:
 def summaries(session: Path, late: bool = False) -> list[dict]:
     """Each run's summary; ``late``: with ``late_ms``, its mean latency over the second half of its
     requests' span (what the placement the policy settled on gives; None without a request log),
-    and ``after_ms`` / ``rps_after`` after the scenario's change, which read the request log."""
-    after = after_change(session) if late else {}
-    return [{**(s := json.loads(p.read_text())), **({"late_ms": late_mean(p.parent)} if late else {}),
-             **after.get(s.get("policy"), {})} for p in sorted(session.glob("*/summary.json"))]
+    and ``after_ms`` / ``rps_after`` after the scenario's change (``run_extras``)."""
+    extras = run_extras(session) if late else {}
+    return [{**(s := json.loads(p.read_text())), **extras.get(s.get("policy"), {"late_ms": None} if late else {})}
+            for p in sorted(session.glob("*/summary.json"))]
 
 
-def after_change(session: Path) -> dict[str, dict]:
-    """Per policy, its run's mean latency and requests per second after the scenario's change
-    (the surge's step, or the fault: ``studies.reach.live``'s split); {} without a scenario file."""
+def run_extras(session: Path) -> dict[str, dict]:
+    """Per policy, from one read of its run's request log: ``late_ms`` and, where the session's
+    scenario changes the world (the surge's step, or the fault: ``studies.reach.live``'s split),
+    the mean latency and requests per second after the change."""
     from harness.results.collect import find
     from harness.spec.loader import load_model
     from harness.spec.scenario import Scenario
@@ -128,19 +129,28 @@ def after_change(session: Path) -> dict[str, dict]:
 
     f = next(session.glob("*/inputs/scenario.yaml"), None)
     at = change_s(load_model(Scenario, f)) if f else None
-    if at is None:
-        return {}
-    return {str(r.summary.get("policy")): {k: v for k, v in split(r, at).items() if k in ("after_ms", "rps_after")}
-            for r in find([session]).runs}
+    out = {}
+    for r in find([session]).runs:
+        extra = {"late_ms": _late(r.requests) if r.requests is not None else None}
+        if at is not None:
+            extra.update((k, v) for k, v in split(r, at).items() if k in ("after_ms", "rps_after"))
+        out[str(r.summary.get("policy"))] = extra
+    return out
 
 
 def late_mean(run: Path) -> float | None:
-    from harness.results.summary import ok_mask, read_requests
+    from harness.results.summary import read_requests
 
     try:
-        req = read_requests(run)
+        return _late(read_requests(run))
     except (FileNotFoundError, ValueError):
         return None
+
+
+def _late(req) -> float | None:
+    """The mean latency of the successful requests sent in the second half of the log's span."""
+    from harness.results.summary import ok_mask
+
     ok = req[ok_mask(req)]
     late = ok[ok.t_send >= (req.t_send.min() + req.t_send.max()) / 2]
     return float(late.latency_ms.mean()) if len(late) else None
