@@ -34,6 +34,17 @@ def test_a_policy_of_another_world_is_refused_in_one_line_before_anything_runs(t
         graph_live.plays(scenario(), ["helas[model=x.pt]"], tmp_path, cluster=None)
 
 
+def test_a_load_past_the_models_stability_bound_is_refused_in_one_line(tmp_path):
+    """MFDS-FPR's deployment of the authors' instance leaves a queue at ρ 1.5 under the paper's
+    rates: the model caps its sojourn there, so it has no latency to set a run against."""
+    with pytest.raises(UserError, match=r"rate_scale 1 loads a queue to ρ 1\.5\d\d; the model scores queues only "
+                                        r"below 0\.99") as err:
+        graph_live.plays(scenario(), ["mfds-fpr"], tmp_path, cluster=None)
+    assert err.value.field == "load.rate_scale"
+    with pytest.raises(ValueError, match="less than 0.99"):
+        scenario(load={"busiest_rho": 0.995})
+
+
 def test_a_scenario_file_of_the_world_is_checked_field_by_field():
     with pytest.raises(ValueError, match="give one of busiest_rho and rate_scale"):
         scenario(load={"busiest_rho": 0.5, "rate_scale": 0.5})

@@ -78,12 +78,22 @@ def test_the_code_form_weights_by_rate_and_sums_each_queue_once():
     assert d.sojourn == pytest.approx(sum(w))
 
 
-def test_an_overloaded_queue_is_counted_and_scored_with_the_codes_penalty():
+def test_an_overloaded_queue_is_counted_and_scored_as_one_at_the_codes_bound():
     g = replace(tiny(), rate=np.array([3.0]))
     X = np.array([[1, 0, 0], [0, 1, 0]])  # b: 3 req/s on one instance of μ = 2
     d = delay(g, X)
     assert d.unstable == 1
-    assert d.sojourn == pytest.approx(1 / (4 - 3) + 5.0)
+    assert d.sojourn == pytest.approx(1 / (4 - 3) + 1 / (2 - 0.99 * 2))  # b's queue as at ρ 0.99
+    code = delay(replace(g, compat=True), X)
+    assert code.unstable == 1 and code.sojourn == pytest.approx(1 / (4 - 3) + 5.0)  # the code's flat penalty
+
+
+def test_the_papers_delay_never_falls_as_a_queue_fills():
+    """A queue's sojourn rises with its load up to the bound and stays there: no load, stable or
+    not, makes the deployment cheaper (the code's flat 5 s fell below a queue near ρ = 1)."""
+    X = np.array([[1, 0, 0], [0, 1, 0]])
+    totals = [delay(replace(tiny(), rate=np.array([r])), X).sojourn for r in np.linspace(1.0, 3.0, 201)]
+    assert all(b >= a for a, b in zip(totals, totals[1:]))
 
 
 @pytest.mark.parametrize("seed", [0, 1])

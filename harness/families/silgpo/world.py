@@ -11,7 +11,8 @@ their instances of m'. The first service runs on the request's entry server (p =
 (service, server) with x instances is an M/M/x queue (Erlang C, eqs. 35-37; the waiting term is
 ``sim.erlang``'s); flows superpose (eq. 31).
 
-``delay(world, X)`` is the objective (eq. 41), split into its four terms:
+``delay(world, X)`` is the objective (eq. 41; past ρ 0.99 harness's bound, below), split into its
+four terms:
 
 - transmission (33): the request's packet size over the entry server's bandwidth;
 - sojourn (36-37): for each request, the probability it is served at (m, n) times W(m, n);
@@ -22,9 +23,14 @@ their instances of m'. The first service runs on the request's entry server (p =
 summed over requests (eq. 40 per request, 41 over them), in seconds: sizes in MB and bandwidths
 in Gbps, so a size over a bandwidth is 8·MB / (1000·Gbps) seconds; μ per second.
 
-A queue at ρ ≥ 1 (eq. 35 is a constraint in the paper) is scored as the authors' code scores it,
-W = 5 for a microservice and 10 for an AI service, so that a partial deployment has a finite
-delay; ``Delay.unstable`` counts such queues, and a final deployment with any is infeasible.
+A queue at ρ ≥ 1 is infeasible (eq. 35 is a constraint in the paper), yet a deployment built an
+instance at a time passes through such states and needs a finite delay. harness's choice, not the
+paper's: a queue at ρ ≥ 0.99 (the code's stability bound) is scored as one at 0.99, so its sojourn
+never falls as its load rises (a feasible queue at 0.99 ≤ ρ < 1 is scored below its own). The
+code's flat W = 5 / 10, taken over into seconds, did fall: below a queue near ρ = 1, whose sojourn
+grows without bound (on the authors' instance a random step to ρ 0.9999 cost 8,600 s and the next
+step's reward was ±79,000, against a median of 61). ``Delay.unstable`` counts the queues at ρ ≥ 1,
+and a final deployment with any is infeasible.
 
 ``silgpo_compat=True`` computes what the authors' code computes (``NEW_PPO/Environment.py`` at
 commit 17451c5, ``get_total_delay``), which is what every figure of the paper plots. Departures
@@ -39,7 +45,7 @@ from the paper's form, each reproduced under ``silgpo_compat``:
 4. **Transmission.** The code sends the first service's output size, not the request's packet
    size (which it draws and never uses).
 5. **Bandwidth.** The code's hop n → n' uses n''s one bandwidth, not the link's.
-6. **Stability.** The code scores ρ ≥ 0.99 (not 1) as unstable.
+6. **Stability.** The code scores ρ ≥ 0.99 (not 1) as unstable, with a flat W = 5 or 10.
 7. **Routing.** The code rounds each routing probability to 3 decimals.
 8. **Preferred servers** (each service's first instance, and so each request's entry server).
    The paper has no rule; the code's pairs each AI service with the *last* microservice in its
@@ -67,6 +73,7 @@ from harness.sim.erlang import mmc_sojourn
 
 
 UNSTABLE_W = (5.0, 10.0)  # the code's sojourn for an unstable queue: microservice, AI service
+RHO_BOUND = 0.99  # the code's stability bound; the paper's form scores a queue past it as one at it
 UNROUTABLE = 5.0  # the code's delay for a hop with no server to go to
 
 
@@ -238,12 +245,17 @@ def arrivals(g: ServiceGraph, Q: np.ndarray) -> np.ndarray:
 
 def sojourn(g: ServiceGraph, lam: np.ndarray, X: np.ndarray) -> tuple[np.ndarray, int]:
     """(S, N) W(m, n), the mean time in queue and service at each (m, n) with traffic, and the
-    count of unstable queues (scored UNSTABLE_W)."""
+    count of unstable queues: the code's ρ ≥ 0.99 scored UNSTABLE_W; the paper's ρ ≥ 1, every
+    queue past ``RHO_BOUND`` scored as one at it."""
     W = np.zeros(lam.shape)
     busy = (lam > 0) & (X > 0)
     m, n = np.nonzero(busy)
     c, rate, mu = X[m, n].astype(float), lam[m, n], g.mu[m]
-    stable = rate / (c * mu) < (0.99 if g.compat else 1.0)
+    rho = rate / (c * mu)
+    if not g.compat:
+        W[m, n] = mmc_sojourn(c, np.minimum(rate, RHO_BOUND * c * mu), mu)
+        return W, int((rho >= 1.0).sum())
+    stable = rho < RHO_BOUND
     W[m[stable], n[stable]] = mmc_sojourn(c[stable], rate[stable], mu[stable])
     W[m[~stable], n[~stable]] = np.where(g.ai[m[~stable]], UNSTABLE_W[1], UNSTABLE_W[0])
     return W, int((~stable).sum())
