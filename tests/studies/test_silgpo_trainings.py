@@ -14,3 +14,9 @@ def test_every_model_the_ablations_and_the_paper_form_read_is_a_job_of_the_queue
     for sil in ("auto", "off"):  # the paper form with the code's SIL rule and its control without SIL
         for seed in (1, 2, 3):
             assert agent.model(tmp_path, trainings.EPISODES, "gat", sil, False, seed, paper_form=True)[0] in queued
+
+
+def test_the_paper_forms_seeds_come_each_beside_its_control():
+    paper = [job.path.stem for job in trainings.jobs(groups=("paper",))]
+    assert paper[:2] == ["sil-gpo-authors-gat-paper-s1", "sil-gpo-authors-gat-sil_off-paper-s1"]
+    assert len(paper) == 6
