@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +14,12 @@ import pytest
 from harness.spec.inventory import Inventory, load_inventory
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Started as a script's background job (`pytest &`), the suite inherits SIGINT ignored, and so would
+# every harness it starts: its Ctrl-C tests would send a signal nobody hears. A handler (not an
+# ignore) is reset to the default at exec, so each child starts with Ctrl-C's default, as in a
+# terminal (the testbed worker does the same for itself).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # the tests' testbeds are not the user's "last provisioned" (harness.spec.testbed_state.last_state_file)
 os.environ["XDG_STATE_HOME"] = str(Path(__import__("tempfile").mkdtemp(prefix="harness-tests-state-")))
