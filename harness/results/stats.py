@@ -39,6 +39,13 @@ def difference_ci95(a: list[float], b: list[float]) -> tuple[float, float | None
     return diff, float(t95(max(df, 1)) * np.sqrt(va + vb))
 
 
+def relative_difference_ci95(a: list[float], b: list[float]) -> tuple[float, float | None]:
+    """``difference_ci95`` in % of mean(b): (a − b, the half-width of its 95 % interval)."""
+    diff, half = difference_ci95(a, b)
+    base = float(np.mean(np.asarray(b, float)))
+    return 100 * diff / base, None if half is None else 100 * half / base
+
+
 def batch_means_ci95(times, values, batches: int = 10, min_batch_s: float = 5.0) -> float | None:
     """The half-width of a 95 % confidence interval for the mean of a time series of correlated
     values (latencies of requests sent at ``times``, s): the interval is cut into ``batches``

@@ -32,7 +32,7 @@ from harness.families.silgpo.agent import Curve
 from harness.families.silgpo.baselines import DEPLOYERS
 from harness.families.silgpo.world import code_instance, delay
 from harness.policies.world_learners import has_episodes
-from harness.results.stats import difference_ci95, mean_ci95
+from harness.results.stats import mean_ci95, relative_difference_ci95
 from studies.silgpo import MODELS, sweeps
 from studies.silgpo.agent import LIGHT, light_model, model
 from studies.silgpo.trainings import EPISODES as EPISODES_FULL
@@ -54,9 +54,7 @@ def curves(paths: list[Path], episodes: int) -> dict[int, Curve]:
 def verdict(light: list[float], full: list[float], tolerance: float = TOLERANCE) -> tuple[float, float | None, bool]:
     """(light − full in % of full's mean, the half-width of its 95 % interval in %, whether light
     stands in: the interval's upper end within ``tolerance``)."""
-    diff, half = difference_ci95(light, full)
-    base = float(np.mean(full))
-    pct, half_pct = 100 * diff / base, None if half is None else 100 * half / base
+    pct, half_pct = relative_difference_ci95(light, full)
     return pct, half_pct, half_pct is not None and pct + half_pct <= 100 * tolerance
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.results.stats import batch_means_ci95, difference_ci95, mean_ci95, within_bar
+from harness.results.stats import batch_means_ci95, difference_ci95, mean_ci95, relative_difference_ci95, within_bar
 
 
 def test_batch_means_widen_the_interval_when_latencies_drift_together():
@@ -54,3 +54,10 @@ def test_the_difference_of_two_means_has_welchs_interval_rounded_wide():
     # (t = 2.776); an interval with equal variances would use 5 (t = 2.571)
     assert diff == pytest.approx(-3.0) and half == pytest.approx(2.776 * np.sqrt(1 / 3 + 5 / 3))
     assert difference_ci95([1.0], b)[1] is None and difference_ci95([2.0, 2.0], [3.0, 3.0]) == (-1.0, None)
+
+
+def test_the_relative_difference_is_in_percent_of_the_second_mean():
+    a, b = [1.0, 2.0, 3.0], [2.0, 4.0, 6.0, 8.0]  # b's mean 5: the difference −3 is −60 % of it
+    pct, half = relative_difference_ci95(a, b)
+    assert pct == pytest.approx(-60.0) and half == pytest.approx(100 * difference_ci95(a, b)[1] / 5)
+    assert relative_difference_ci95([2.0, 2.0], [4.0, 4.0]) == (-50.0, None)
