@@ -127,9 +127,8 @@ class Worker:
         self.config, self.folder = config, folder
         self.wanted = set((folder / "items.txt").read_text().splitlines())
         self.out = open(folder / "reports.jsonl", "a", encoding="utf-8")
-        # stopped by SIGINT (or SIGTERM), it takes pytest's Ctrl-C path, which tears its testbeds down,
-        # even when started with SIGINT ignored (a background job of a script)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        # stopped by SIGTERM as by SIGINT (whose handler tests/conftest.py sets, even for a suite
+        # started with it ignored), it takes pytest's Ctrl-C path, which tears its testbeds down
         signal.signal(signal.SIGTERM, _interrupt)
 
     @pytest.hookimpl(trylast=True)

@@ -33,7 +33,7 @@ from harness.results.csvfile import write_rows
 from harness.results.stats import mean_ci95
 from harness.families.silgpo.world import code_instance, delay, paper_units
 from studies.silgpo import MODELS
-from studies.silgpo.agent import LOGGED, Run, model, standing
+from studies.silgpo.agent import LOGGED, Run, form, model, standing
 
 # (label, encoder, SIL rule): the paper's agent first, the one each ablation is paired against
 VARIANTS = [("GAT + SIL, code's rule", "gat", "auto"), ("GAT, no SIL", "gat", "off"), ("GAT + SIL always", "gat", "on"),
@@ -68,8 +68,7 @@ def main() -> int:
         return 1
     bar = (1 + WITHIN) * min(np.mean([r.curve.final() for r in done.values()]) for done in runs if done)
     rows = [row(label, seed, r, bar) for (label, _, _), done in zip(VARIANTS, runs) for seed, r in done.items()]
-    print(f"\n{args.episodes} episodes on the authors' instance, {'the paper' if args.paper_form else 'the code'}'s form"
-          f"; the common bar: total delay ≤ {bar:.3f} "
+    print(f"\n{args.episodes} episodes on the authors' instance, {form(args.paper_form)}; the common bar: total delay ≤ {bar:.3f} "
           f"(within {100 * WITHIN:.0f} % of the best variant's final level)\n")
     print(f"{'variant':26s} {'seed':>4s} {'first':>7s} {'final':>7s} {'best':>7s} {'last':>7s} "
           f"{'95 % by':>8s} {'bar by':>7s} {'SIL on':>7s} {'s/ep':>5s}")
@@ -137,7 +136,7 @@ def plot(runs: list[dict[int, Run]], bar: float, greedy: float, path: Path, pape
     ax.axhline(greedy, color="black", linestyle="--", linewidth=1, label=f"the code's greedy ({greedy:.2f})")
     ax.set_ylim(top=min(ax.get_ylim()[1], 3.2 * greedy))  # the first, random evaluations would flatten the rest
     ax.set_xlabel("episode")
-    ax.set_ylabel("greedy evaluation: total delay (" + ("the paper's form, s" if paper_form else "code form") + ")")
+    ax.set_ylabel(f"greedy evaluation: total delay ({form(paper_form)})")
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -217,8 +217,7 @@ def ranking(g, rows: dict[str, list[float]], models: Path, encoder: str, asked, 
     if have := [m for m in rsdql if m.exists()]:
         totals, worst = scored(g, [rsdql_deploy.deploy(trained_in or g, rsdql_deploy.load_net(m, g)[0]) for m in have])
         rows[infeasible(f"rsdql-deploy ({encoder}, {len(have)} of {len(rsdql)} seeds)", worst)] = totals
-    form = "the code's form" if g.compat else "the paper's form, s"
-    lines = [f"\nranked by total delay ({form}) on the authors' instance (mean ± 95 % interval over the seeds):"]
+    lines = [f"\nranked by total delay ({form(not g.compat)}) on the authors' instance (mean ± 95 % interval over the seeds):"]
     for rank, (name, v) in enumerate(sorted(rows.items(), key=lambda kv: np.mean(kv[1])), 1):
         m, h = mean_ci95(v)
         lines.append(f"  {rank:2d}  {name:68s} {m:9.3f} ± {h or 0:6.3f}")
@@ -226,6 +225,11 @@ def ranking(g, rows: dict[str, list[float]], models: Path, encoder: str, asked, 
         lines.append(f"  rsdql-deploy: no model in {models} (harness train --policy rsdql-deploy --encoder {encoder} "
                      f"--seed N --out {models} --name rsdql-deploy-authors-{encoder}-sN)")
     return "\n".join(lines)
+
+
+def form(paper_form: bool) -> str:
+    """The delay's form as the study's tables and axes name it."""
+    return "the paper's form, s" if paper_form else "the code's form"
 
 
 def plot(curves, label: str, lines: dict[str, float], out: Path, paper_form: bool = False) -> Path:
@@ -244,7 +248,7 @@ def plot(curves, label: str, lines: dict[str, float], out: Path, paper_form: boo
     if not paper_form:  # the authors' logs are in the code's form
         ax.axhline(LOGGED["converged"], linestyle=":", color="red", label="the authors' logged SIL-GPO")
     ax.set_xlabel("episode")
-    ax.set_ylabel("total delay (" + ("the paper's form, s" if paper_form else "the code's form") + ")")
+    ax.set_ylabel(f"total delay ({form(paper_form)})")
     ax.legend(fontsize=7)
     fig.tight_layout()
     path = out / f"{label}.png"
