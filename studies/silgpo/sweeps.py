@@ -145,7 +145,7 @@ def main() -> int:
                     + "   " + " < ".join(rank))
             if "sil-gpo" in runs:  # paired by instance: the agent and each baseline placed the same ones
                 best = min(names, key=lambda n: cells[n][0])
-                against = {**{n: n for n in ("helas", "mfds-fpr") if n in runs}, "best": best}
+                against = {**{n: n for n in PAPERS if n in runs}, "best": best}
                 gaps = {role: 100 * float(np.mean([a / b - 1 for a, b in zip(runs["sil-gpo"], runs[n])]))
                         for role, n in against.items()}
                 line += "   " + ", ".join(f"{role if role != 'best' else f'best ({best})'} {x:+.1f} %"
