@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.families.silgpo.baselines import DEPLOYERS
+from harness.families.silgpo.baselines import DEPLOYERS, PAPERS
 from harness.results.csvfile import write_rows
 from harness.results.stats import mean_ci95
 from harness.families.silgpo.world import ServiceGraphConfig, delay, generate
