@@ -1,0 +1,24 @@
+"""Figs 8-10's table once the agent is ready at a point: its margins against the paper's baselines
+and the best one, and its rank. No model is trained: the agent's delay is given."""
+
+import sys
+
+from studies.silgpo import sweeps
+
+
+def test_a_ready_agent_gets_its_margins_and_rank(monkeypatch, tmp_path, capsys):
+    # the agent at half the code's greedy: first everywhere, about −50 % against each baseline
+    def half_of_the_greedy(figure, value, seed, folder, flags, ready_only=False):
+        g = sweeps.generate(sweeps.ServiceGraphConfig(silgpo_compat=True).sweep(figure, value), seed)
+        return 0.5 * sweeps.delay(g, sweeps.DEPLOYERS["preferred"](g, None)).total
+
+    monkeypatch.setattr(sweeps, "agent_delay", half_of_the_greedy)
+    monkeypatch.setattr(sys, "argv", ["sweeps", "--figures", "arrival", "--seeds", "1", "--only",
+                                      "preferred,mfds-fpr", "--agent-dir", str(tmp_path / "agents"),
+                                      "--ready-only", "--out", str(tmp_path)])
+    assert sweeps.main() == 0
+    out = capsys.readouterr().out
+    assert out.count("mfds-fpr -") == 6  # a margin against the paper's baseline at each of 5 points, then their mean
+    assert "best (preferred) -50.0 %" in out
+    assert "sil-gpo first at 5 of 5" in out
+    assert (tmp_path / "sweeps.csv").read_text().count("sil-gpo") == 5
