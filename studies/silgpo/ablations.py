@@ -32,8 +32,8 @@ from harness.policies.world_learners import has_episodes
 from harness.results.csvfile import write_rows
 from harness.results.stats import mean_ci95
 from harness.families.silgpo.world import code_instance, delay, paper_units
-from studies.silgpo import MODELS
-from studies.silgpo.agent import LOGGED, Run, form, model, standing
+from studies.silgpo import MODELS, form
+from studies.silgpo.agent import LOGGED, Run, model, standing
 
 # (label, encoder, SIL rule): the paper's agent first, the one each ablation is paired against
 VARIANTS = [("GAT + SIL, code's rule", "gat", "auto"), ("GAT, no SIL", "gat", "off"), ("GAT + SIL always", "gat", "on"),

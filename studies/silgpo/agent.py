@@ -39,7 +39,7 @@ from harness.families.silgpo.baselines import DEPLOYERS, PAPERS, deployments
 from harness.families.silgpo.agent import Curve, deploy, load_actor
 from harness.results.stats import mean_ci95, relative_difference_ci95
 from harness.families.silgpo.world import code_instance, delay, paper_units
-from studies.silgpo import MODELS
+from studies.silgpo import MODELS, form
 
 LOGGED = {"start": 67.0, "converged": 26.8, "converged from episode": 1560}
 
@@ -226,11 +226,6 @@ def ranking(g, rows: dict[str, list[float]], models: Path, encoder: str, asked, 
         lines.append(f"  rsdql-deploy: no model in {models} (harness train --policy rsdql-deploy --encoder {encoder} "
                      f"--seed N --out {models} --name rsdql-deploy-authors-{encoder}-sN)")
     return "\n".join(lines)
-
-
-def form(paper_form: bool) -> str:
-    """The delay's form as the study's tables and axes name it."""
-    return "the paper's form, s" if paper_form else "the code's form"
 
 
 def plot(curves, label: str, lines: dict[str, float], out: Path, paper_form: bool = False) -> Path:

@@ -34,7 +34,7 @@ from harness.families.silgpo.baselines import DEPLOYERS, PAPERS
 from harness.results.csvfile import write_rows
 from harness.results.stats import mean_ci95
 from harness.families.silgpo.world import ServiceGraphConfig, delay, generate
-from studies.silgpo import MODELS
+from studies.silgpo import MODELS, form
 
 SWEEPS = {"arrival": [(1, 3), (2, 4), (3, 5), (4, 6), (5, 7)], "chain": [(2, 4), (3, 5), (4, 6), (5, 7), (6, 8)],
           "requests": [10, 20, 30, 40, 50]}
@@ -187,7 +187,7 @@ def plot(rows: list[dict], path: Path) -> Path:
                         marker="o", markersize=4, color=colour[name], label=name)
         ax.set_xticks(range(len(values)), values)
         ax.set_xlabel({"arrival": "arrival rate λ", "chain": "chain length", "requests": "number of requests"}[figure])
-        ax.set_ylabel("total delay (code form)")
+        ax.set_ylabel(f"total delay ({form(False)})")
         ax.set_title(f"Fig. {FIGURE_NUMBER[figure]}")
         ax.legend(fontsize=7)
     fig.tight_layout()
