@@ -5,10 +5,11 @@ plot), at the values of the authors' parameter files (notes §7.2.4).
     .venv/bin/python -m studies.silgpo.sweeps [--seeds 3] [--only preferred,queue-greedy,mfds-fpr,helas]
         [--agent-dir [DIR] [--train-flags "..."] [--ready-only]] [--out results/silgpo]
 
-Per point: each deployer's mean over generated instances (seeds 0..n-1, the code's values) with
-a 95 % interval, and the ranking. With ``--agent-dir``, SIL-GPO joins: one model per point and
-instance (``sil-gpo-<figure>-<value>-i<seed>.pt``, trained with ``--train-flags``, by default
-Table II's recipe for 2,000 episodes, training seed instance + 1), trained where missing,
+Per point: each deployer's mean over the instances the authors' own generator draws at seeds
+3..3+n-1 (``world.code_instance``; their code seeds it with 3, so the first is the instance their
+figure plots) with a 95 % interval, and the ranking. With ``--agent-dir``, SIL-GPO joins: one model per point and
+instance (``sil-gpo-<figure>-<value>-a<seed>.pt``, trained with ``--train-flags``, by default
+Table II's recipe for 2,000 episodes, training seed 1..n), trained where missing,
 resumed where stopped (``.ckpt``), so the sweep spans sessions. Its number is the best of its
 greedy evaluations (a deployment it built on that very instance: the most generous reading of a
 training, within the recipe's episodes); a model whose best came in its last 400 episodes is
@@ -33,7 +34,7 @@ import numpy as np
 from harness.families.silgpo.baselines import DEPLOYERS, PAPERS
 from harness.results.csvfile import write_rows
 from harness.results.stats import mean_ci95
-from harness.families.silgpo.world import ServiceGraphConfig, delay, generate
+from harness.families.silgpo.world import ServiceGraph, ServiceGraphConfig, code_instance, delay
 from studies.silgpo import MODELS, form
 
 SWEEPS = {"arrival": [(1, 3), (2, 4), (3, 5), (4, 6), (5, 7)], "chain": [(2, 4), (3, 5), (4, 6), (5, 7), (6, 8)],
@@ -49,6 +50,7 @@ AGENT_DIR = MODELS / "sweeps"
 EPISODES = 2000
 RECIPE = f"--episodes {EPISODES}"
 LATE = 400  # a model whose best came in its last 400 episodes is named (it may not have converged)
+FIRST_SEED = 3  # the authors' code seeds its generator with 3 on import: the instance of each point their figures plot
 
 
 def distinct_points() -> list[tuple[str, object]]:
@@ -70,23 +72,29 @@ def label(value) -> str:
     return f"{value[0]}-{value[1]}" if isinstance(value, tuple) else str(value)
 
 
-def agent_model(figure: str, value, seed: int, folder: Path, flags: str) -> tuple[Path, list[str]]:
-    """(model path, ``harness train`` flags) of SIL-GPO on instance ``seed`` at this point: the one
-    naming rule of this script and of ``studies.silgpo.trainings``."""
+def instance(figure: str, value, k: int) -> ServiceGraph:
+    """Instance ``k`` of a point: the authors' generator at seed ``FIRST_SEED + k``."""
+    return code_instance(ServiceGraphConfig(silgpo_compat=True).sweep(figure, value), FIRST_SEED + k)
+
+
+def agent_model(figure: str, value, k: int, folder: Path, flags: str) -> tuple[Path, list[str]]:
+    """(model path, ``harness train`` flags) of SIL-GPO on instance ``k`` at this point (training
+    seed k + 1): the one naming rule of this script and of ``studies.silgpo.trainings``."""
     sweep = f"{figure}={','.join(map(str, value)) if isinstance(value, tuple) else value}"
-    return (folder / f"sil-gpo-{figure}-{label(value)}-i{seed}.pt",
-            [*flags.split(), "--instance", str(seed), "--sweep", sweep, "--seed", str(seed + 1)])
+    return (folder / f"sil-gpo-{figure}-{label(value)}-a{FIRST_SEED + k}.pt",
+            [*flags.split(), "--generator", "authors", "--instance", str(FIRST_SEED + k), "--sweep", sweep,
+             "--seed", str(k + 1)])
 
 
-def agent_delay(figure: str, value, seed: int, folder: Path, flags: str, ready_only: bool = False) -> float | None:
-    """SIL-GPO's best evaluated total delay on instance ``seed`` at this point (the deployment its
+def agent_delay(figure: str, value, k: int, folder: Path, flags: str, ready_only: bool = False) -> float | None:
+    """SIL-GPO's best evaluated total delay on instance ``k`` at this point (the deployment its
     greedy actor built at its best evaluation: the training and the test instance are one), from
     its model's curve; the model trained (or resumed) first if it is not in ``folder``, or None
     with ``ready_only``."""
     from harness.policies import world_learners
     from harness.families.silgpo.agent import Curve
 
-    path, argv = agent_model(figure, value, seed, folder, flags)
+    path, argv = agent_model(figure, value, k, folder, flags)
     episodes = world_learners.parse("sil-gpo", argv)[0].episodes
     if ready_only and not world_learners.has_episodes(path, episodes):
         return None
@@ -102,7 +110,8 @@ def agent_delay(figure: str, value, seed: int, folder: Path, flags: str, ready_o
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--seeds", type=int, default=3, help=f"instances per point: the authors' generator at seeds "
+                                                          f"{FIRST_SEED}, {FIRST_SEED + 1}, ... (the first is their figure's)")
     ap.add_argument("--only", default="preferred,queue-greedy,mfds-fpr,helas")
     ap.add_argument("--figures", default=",".join(SWEEPS))
     ap.add_argument("--agent-dir", type=Path, nargs="?", const=AGENT_DIR,
@@ -115,7 +124,6 @@ def main() -> int:
     args = ap.parse_args()
     names, t0 = args.only.split(","), time.monotonic()
     columns = names + (["sil-gpo"] if args.agent_dir else [])
-    base = ServiceGraphConfig(silgpo_compat=True)
     rows: list[dict] = []
     for figure in args.figures.split(","):
         print(f"\nFig. {FIGURE_NUMBER[figure]}, {figure}:")
@@ -125,8 +133,7 @@ def main() -> int:
         margins: list[dict[str, float]] = []  # per point with the agent: its margin against each baseline
         firsts = 0
         for value in SWEEPS[figure]:
-            cfg = base.sweep(figure, value)
-            worlds = [generate(cfg, s) for s in range(args.seeds)]
+            worlds = [instance(figure, value, k) for k in range(args.seeds)]
             runs = {name: [delay(g, DEPLOYERS[name](g, np.random.default_rng(s))).total for s, g in enumerate(worlds)]
                     for name in names}
             if args.agent_dir:
@@ -159,7 +166,8 @@ def main() -> int:
                   + ", ".join(f"{n} {x:+.1f} %" for n, x in mean.items())
                   + f"; sil-gpo first at {firsts} of {len(margins)} (paper: {PAPER_MARGINS[figure]} % against "
                     f"helas/mfds-fpr/rsdql, first everywhere)")
-    print(f"\n{args.seeds} generated instances per point; {time.monotonic() - t0:.0f} s; "
+    print(f"\n{args.seeds} instances per point (the authors' generator, seeds {FIRST_SEED}-{FIRST_SEED + args.seeds - 1}); "
+          f"{time.monotonic() - t0:.0f} s; "
           f"wrote {write_rows(args.out / 'sweeps.csv', rows)} and {plot(rows, args.out / 'sweeps.png')}")
     return 0
 

@@ -94,9 +94,9 @@ def jobs(models: Path = MODELS, groups=GROUPS) -> list[Job]:
                 out.append(Job("ablations", "sil-gpo", *agent.model(models, EPISODES, encoder, sil, False, seed)))
     if "sweeps" in groups:
         folder = models / sweeps.AGENT_DIR.relative_to(MODELS)
-        for seed in range(3):  # instance by instance: every point's first instance before any point's second
+        for k in range(3):  # instance by instance: every point's first instance (their figure's) before any second
             for figure, value in sweeps.distinct_points():
-                path, argv = sweeps.agent_model(figure, value, seed, folder, sweeps.RECIPE)
+                path, argv = sweeps.agent_model(figure, value, k, folder, sweeps.RECIPE)
                 out.append(Job("sweeps", "sil-gpo", path, argv))
     return out
 

@@ -73,9 +73,24 @@ def test_ds_ppo_trains_from_the_cli(tmp_path):
     assert int(rows[-1]["env_steps"]) == 400 and np.isfinite(float(rows[-1]["mean_return"]))
 
 
+def test_the_authors_generator_draws_their_instance_of_a_setting():
+    """Seed 3 of their generator at the default setting, named as a sweep point, is the authors'
+    default instance; harness's generator at seed 3 is another."""
+    from harness.families.silgpo.learners import ServiceGraphWorld
+
+    theirs = ServiceGraphWorld().build()
+    same = ServiceGraphWorld(instance=3, generator="authors", sweep="arrival=2,4").build()
+    other = ServiceGraphWorld(instance=3, sweep="arrival=2,4").build()
+    assert [c.tolist() for c in same.chains] == [c.tolist() for c in theirs.chains]
+    assert same.to_place().tolist() == theirs.to_place().tolist() and np.array_equal(same.rate, theirs.rate)
+    assert [c.tolist() for c in other.chains] != [c.tolist() for c in theirs.chains]
+
+
 def test_a_bad_world_setting_is_one_line_and_status_2(tmp_path):
     for args, says in ((("--sweep", "arrival=3"), "arrival=LOW,HIGH"),
                        (("--sweep", "arrival=3,5"), "needs a generated instance"),
+                       (("--generator", "mine"), "--generator: 'mine' is not a generator"),
+                       (("--generator", "authors", "--instance", "6", "--sweep", "chain=2,4"), "stops at seed 6"),
                        (("--encoder", "gat", "--epsiodes", "3"), "--epsiodes")):
         r = harness("train", "--policy", "sil-gpo", *args, "--out", str(tmp_path))
         assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -8,8 +8,8 @@ from studies.silgpo import sweeps
 
 def test_a_ready_agent_gets_its_margins_and_rank(monkeypatch, tmp_path, capsys):
     # the agent at half the code's greedy: first everywhere, about −50 % against each baseline
-    def half_of_the_greedy(figure, value, seed, folder, flags, ready_only=False):
-        g = sweeps.generate(sweeps.ServiceGraphConfig(silgpo_compat=True).sweep(figure, value), seed)
+    def half_of_the_greedy(figure, value, k, folder, flags, ready_only=False):
+        g = sweeps.instance(figure, value, k)
         return 0.5 * sweeps.delay(g, sweeps.DEPLOYERS["preferred"](g, None)).total
 
     monkeypatch.setattr(sweeps, "agent_delay", half_of_the_greedy)

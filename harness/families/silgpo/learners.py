@@ -14,12 +14,18 @@ from harness.policies.world_learners import WorldLearner, register
 from harness.spec.args import arg
 
 
+GENERATORS = ("harness", "authors")
+
+
 @dataclass
 class ServiceGraphWorld:
     """Which instance of SIL-GPO's world a model is trained on."""
 
     instance: int = arg(-1, "-1: the authors' default instance (their generator, seed 3); n >= 0: a generated "
                             "instance of seed n")
+    generator: str = arg("harness", "which generator draws instance n >= 0: harness (numpy; each service's "
+                                    "preferred server by harness's rule) or authors (their code's random calls and "
+                                    "rule: seed 3 is their instance of every setting)")
     sweep: Optional[str] = arg(None, "a setting of Figs 8-10: arrival=LOW,HIGH, chain=LOW,HIGH or requests=N")
     paper_form: bool = arg(False, "score the paper's form of the total delay (seconds), not the authors' code's")
 
@@ -43,7 +49,16 @@ class ServiceGraphWorld:
             if self.instance < 0:
                 raise UserError("a setting of Figs 8-10 needs a generated instance (--instance n >= 0); the "
                                 "authors' instance is the default setting", field="--sweep")
-        return code_instance(cfg) if self.instance < 0 else generate(cfg, self.instance)
+        if self.generator not in GENERATORS:
+            raise UserError(f"{self.generator!r} is not a generator; one of {', '.join(GENERATORS)}", field="--generator")
+        if self.instance < 0:
+            return code_instance(cfg)
+        if self.generator == "harness":
+            return generate(cfg, self.instance)
+        try:
+            return code_instance(cfg, self.instance)
+        except ValueError as exc:  # their preferred-server rule stops on some seeds
+            raise UserError(f"the authors' generator stops at seed {self.instance}: {exc}", field="--instance") from None
 
 
 def _train_silgpo(g, args, progress, checkpoint=None, start=None):
