@@ -4,7 +4,7 @@ the project (never in it), written as numbers only: the fixture ``tests/sim/test
 holds harness's ``DeployEnv`` (``silgpo_compat``) to.
 
     .venv/bin/python -m studies.silgpo.authors_trace --authors ../authors/NEW_PPO \\
-        [--edge-nodes FILE] [--out tests/sim/data/silgpo_authors_trace.json]
+        [--edge-nodes FILE] [--out tests/sim/data/silgpo_authors_trace.json] [--sweeps]
 
 Their code needs ``torch_geometric`` (``pip install --target DIR --no-deps torch_geometric`` and
 ``PYTHONPATH=DIR``); it reads ``users.CSV`` and ``edge_node.CSV`` from where it runs
@@ -18,19 +18,35 @@ Their code needs ``torch_geometric`` (``pip install --target DIR --no-deps torch
   step, the instance placed, the action, the reward, the total delay (``get_total_delay``) and
   the state their ``agent_step`` returns: its vector (traffic, then mask) and its routing
   graphs (per graph the sum of its node features and its distinct edges).
+
+``--sweeps`` traces instead every point of Figs 8-10 from its own parameter file
+(``Environmental_parameters/``; their default setting's ``Arguments.py`` for λ 2-4, which has
+none), seeded with 3 as their module seeds itself: the instance and one ``greedy_deployment()``
+episode (per step the action, whether their ``get_mark`` allowed it, the reward and the total
+delay), into ``tests/sim/data/silgpo_authors_sweeps.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.util
 import json
 import os
+import random
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
+from studies.silgpo.sweeps import SWEEPS, label
+
 OUT = Path(__file__).resolve().parents[2] / "tests" / "sim" / "data" / "silgpo_authors_trace.json"
+SWEEPS_OUT = OUT.with_name("silgpo_authors_sweeps.json")
+PARAMETER_FILES = {"arrival": "arrival_rate_of_service/arrival_rate_{}_{}.py",
+                   "chain": "length_of_service/length_of_service_{}_{}.py",
+                   "requests": "number_of_service/number_of_service_{}.py"}
+SOURCE = "WolfRanok/AI-Microservices-and-Reinforce-Learning@17451c55dfa6cdd8e262930aa570d95c79db97fa NEW_PPO/Environment.py"
 
 
 def _state(env, state) -> dict:
@@ -65,6 +81,22 @@ def _instance(env) -> dict:
     }
 
 
+def _greedy_columns(env) -> dict:
+    """One ``greedy_deployment()`` episode as columns: action, whether ``get_mark`` allowed it
+    (their code places a misfit regardless), reward, total delay after the step."""
+    env.reset()
+    out = {"start_delay": float(env.get_total_delay()), "actions": [], "fits": [], "rewards": [], "delays": []}
+    done = False
+    while not done:
+        action = int(env.greedy_deployment())
+        out["fits"].append(bool(env.get_mark(env.Ms_types_instances[env.current_ms_index])[action]))
+        _, reward, done = env.agent_step(action)
+        out["actions"].append(action)
+        out["rewards"].append(float(reward))
+        out["delays"].append(float(env.get_total_delay()))
+    return out
+
+
 def _episode(env, choose) -> dict:
     state = env.reset()
     out = {"start_delay": float(env.get_total_delay()), "reset": _state(env, state), "steps": []}
@@ -87,7 +119,9 @@ def _fixed(env, i: int) -> int:
     return fits[(7 * i + 3) % len(fits)]
 
 
-def trace(authors: Path, edge_nodes: Path | None = None) -> dict:
+@contextlib.contextmanager
+def _their_folder(authors: Path, edge_nodes: Path | None):
+    """Their modules importable and their CSVs where their code reads them (a scratch folder)."""
     with tempfile.TemporaryDirectory() as run:
         shutil.copy(authors / "users.CSV", run)
         shutil.copy(edge_nodes or authors / "edge_node.CSV", Path(run) / "edge_node.CSV")
@@ -95,37 +129,85 @@ def trace(authors: Path, edge_nodes: Path | None = None) -> dict:
         sys.path.insert(0, str(authors))
         os.chdir(run)
         try:
-            sys.argv = ["Arguments"]
-            import Arguments  # noqa: their default setting's parameters
-            import Environment  # noqa: seeds random and numpy with 3 on import, as in their runs
-
-            env = Environment.ENV(Arguments.get_args())
-            instance = _instance(env)
-            greedy = _episode(env, lambda e, i: e.greedy_deployment())
-            fixed = _episode(env, _fixed)
+            sys.argv = ["Arguments"]  # their get_args() parses the command line
+            yield
         finally:
             os.chdir(here)
             sys.argv = argv
             sys.path.remove(str(authors))
-    return {"source": "WolfRanok/AI-Microservices-and-Reinforce-Learning@17451c55dfa6cdd8e262930aa570d95c79db97fa "
-                      "NEW_PPO/Environment.py, default setting (Arguments.py), seed 3",
+
+
+def trace(authors: Path, edge_nodes: Path | None = None) -> dict:
+    with _their_folder(authors, edge_nodes):
+        import Arguments  # noqa: their default setting's parameters
+        import Environment  # noqa: seeds random and numpy with 3 on import, as in their runs
+
+        env = Environment.ENV(Arguments.get_args())
+        instance = _instance(env)
+        greedy = _episode(env, lambda e, i: e.greedy_deployment())
+        fixed = _episode(env, _fixed)
+    return {"source": f"{SOURCE}, default setting (Arguments.py), seed 3",
             "edge_nodes": "the clone's" if edge_nodes is None else edge_nodes.name,
             "instance": instance, "episodes": {"greedy": greedy, "fixed": fixed}}
+
+
+def parameter_file(authors: Path, figure: str, value) -> Path:
+    """Their parameter file of a point of Figs 8-10 (``Arguments.py`` where they have none: λ 2-4)."""
+    path = authors / "Environmental_parameters" / PARAMETER_FILES[figure].format(*(value if isinstance(value, tuple)
+                                                                                     else (value,)))
+    return path if path.exists() else authors / "Arguments.py"
+
+
+def sweep_trace(authors: Path, edge_nodes: Path | None = None) -> dict:
+    import numpy as np
+
+    points = []
+    with _their_folder(authors, edge_nodes):
+        import Environment  # noqa: their environment; each point reseeds as its import does
+
+        for figure, values in SWEEPS.items():
+            for value in values:
+                file = parameter_file(authors, figure, value)
+                spec = importlib.util.spec_from_file_location(f"their_{figure}_{label(value)}".replace("-", "_"), file)
+                parameters = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(parameters)
+                random.seed(3)
+                np.random.seed(3)
+                env = Environment.ENV(parameters.get_args())
+                points.append({"figure": figure, "value": label(value), "file": str(file.relative_to(authors)),
+                               "instance": _instance(env), "greedy": _greedy_columns(env)})
+    return {"source": f"{SOURCE}, each point's parameter file, seed 3",
+            "edge_nodes": "the clone's" if edge_nodes is None else edge_nodes.name, "points": points}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--authors", type=Path, required=True, help="their NEW_PPO folder (a clone beside the project)")
     ap.add_argument("--edge-nodes", type=Path, help="their edge_node.CSV, where the folder lacks it")
-    ap.add_argument("--out", type=Path, default=OUT, help="the trace (JSON, numbers only)")
+    ap.add_argument("--out", type=Path, help=f"the trace (JSON, numbers only; default {OUT.name}, with --sweeps "
+                                             f"{SWEEPS_OUT.name}, in tests/sim/data)")
+    ap.add_argument("--sweeps", action="store_true", help="trace every point of Figs 8-10 (the instance, a greedy episode)")
     args = ap.parse_args()
-    t = trace(args.authors.resolve(), args.edge_nodes.resolve() if args.edge_nodes else None)
+    edge_nodes = args.edge_nodes.resolve() if args.edge_nodes else None
+    if args.sweeps:
+        t = sweep_trace(args.authors.resolve(), edge_nodes)
+        for p in t["points"]:
+            g = p["greedy"]
+            print(f"{p['figure']:8s} {p['value']:>4s} ({p['file']}): instances to place {len(p['instance']['order'])}; "
+                  f"start {g['start_delay']:.4f}; greedy_deployment {g['delays'][-1]:.4f}; "
+                  f"misfits placed {g['fits'].count(False)}")
+        return _write(t, args.out or SWEEPS_OUT)
+    t = trace(args.authors.resolve(), edge_nodes)
     g, f = t["episodes"]["greedy"], t["episodes"]["fixed"]
     print(f"instances to place {len(t['instance']['order'])}; start's delay {g['start_delay']:.4f}; "
           f"greedy_deployment {g['final_delay']:.4f}; fixed rule {f['final_delay']:.4f}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(t, separators=(",", ":")) + "\n")
-    print(f"wrote {args.out}")
+    return _write(t, args.out or OUT)
+
+
+def _write(trace: dict, out: Path) -> int:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(trace, separators=(",", ":")) + "\n")
+    print(f"wrote {out}")
     return 0
 
 

@@ -7,7 +7,7 @@ plot), at the values of the authors' parameter files (notes §7.2.4).
 
 Per point: each deployer's mean over the instances the authors' own generator draws at seeds
 3..3+n-1 (``world.code_instance``; their code seeds it with 3, so the first is the instance their
-figure plots) with a 95 % interval, and the ranking. With ``--agent-dir``, SIL-GPO joins: one model per point and
+figure plots, held to their code at every point by ``tests/sim/test_authors_sweeps.py``) with a 95 % interval, and the ranking. With ``--agent-dir``, SIL-GPO joins: one model per point and
 instance (``sil-gpo-<figure>-<value>-a<seed>.pt``, trained with ``--train-flags``, by default
 Table II's recipe for 2,000 episodes, training seed 1..n), trained where missing,
 resumed where stopped (``.ckpt``), so the sweep spans sessions. Its number is the best of its

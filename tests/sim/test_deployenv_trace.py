@@ -34,7 +34,11 @@ def _same_state(obs, want, where):
 
 
 def test_the_instance_is_theirs(g):
-    inst = TRACE["instance"]
+    assert_their_instance(g, TRACE["instance"])
+
+
+def assert_their_instance(g, inst: dict) -> None:
+    """``g`` is the instance their trace recorded: servers, services, requests, the order placed."""
     assert g.cpu.tolist() == inst["servers"]["cpu"] and g.gpu.tolist() == inst["servers"]["gpu"]
     assert g.mem.tolist() == inst["servers"]["mem"]
     np.testing.assert_allclose(g.bw * 10, inst["servers"]["bandwidth"])

@@ -1,0 +1,74 @@
+"""Figs 8-10's points as the authors' own code builds them (``NEW_PPO/Environment.py`` at 17451c5
+with each point's parameter file, seeded with 3 as it seeds itself), traced beside the project by
+``studies.silgpo.authors_trace --sweeps`` (the fixture holds numbers only): harness's
+``code_instance`` of each sweep setting must be their instance, score their greedy episode's
+delay at every step, and give their reward wherever their greedy placed nothing that does not fit."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.families.silgpo.baselines import DEPLOYERS
+from harness.families.silgpo.env import DeployEnv
+from harness.families.silgpo.world import ServiceGraphConfig, code_instance, delay
+from tests.sim.test_deployenv_trace import assert_their_instance
+
+TRACE = json.loads((Path(__file__).parent / "data" / "silgpo_authors_sweeps.json").read_text())
+POINTS = {f"{p['figure']}={p['value']}": p for p in TRACE["points"]}
+
+
+def _world(point: dict):
+    value = tuple(map(int, point["value"].split("-"))) if "-" in point["value"] else int(point["value"])
+    return code_instance(ServiceGraphConfig(silgpo_compat=True).sweep(point["figure"], value), 3)
+
+
+def test_every_point_of_the_three_figures_is_traced():
+    assert len(POINTS) == 15 and {p["figure"] for p in POINTS.values()} == {"arrival", "chain", "requests"}
+
+
+@pytest.mark.parametrize("name", POINTS)
+def test_the_instance_is_theirs(name):
+    assert_their_instance(_world(POINTS[name]), POINTS[name]["instance"])
+
+
+@pytest.mark.parametrize("name", POINTS)
+def test_their_greedy_episode_scores_the_same_at_every_step(name):
+    """The delay after each of their greedy placements, misfits included (their code places an
+    instance where it does not fit; the delay does not look at capacity), and, where every
+    placement fits, the episode in harness's env: the same rewards and the same end."""
+    point, g = POINTS[name], _world(POINTS[name])
+    greedy = point["greedy"]
+    X = g.initial()
+    assert delay(g, X).total == pytest.approx(greedy["start_delay"], rel=1e-9)
+    for k, (m, a) in enumerate(zip(g.to_place(), greedy["actions"])):
+        X[m, a] += 1
+        assert delay(g, X).total == pytest.approx(greedy["delays"][k], rel=1e-9), f"step {k}"
+    if all(greedy["fits"]):
+        env = DeployEnv(g)
+        env.reset()
+        for k, a in enumerate(greedy["actions"]):
+            _, reward, done, info = env.step(a)
+            assert reward == pytest.approx(greedy["rewards"][k], rel=1e-9, abs=1e-9), f"step {k}: reward"
+        assert done and env.current == pytest.approx(greedy["delays"][-1], rel=1e-9)
+
+
+@pytest.mark.parametrize("name", POINTS)
+def test_the_preferred_baseline_is_their_greedy_where_it_fits(name):
+    """harness's ``preferred`` is their ``greedy_deployment()`` wherever the preferred server has
+    room; where it has none (λ 5-7: 9 of their 112 placements do not fit) harness places the
+    instance elsewhere, and its deployment, unlike theirs, respects every server's capacity."""
+    point, g = POINTS[name], _world(POINTS[name])
+    X = DEPLOYERS["preferred"](g, None)
+    theirs = point["greedy"]["delays"][-1]
+    if all(point["greedy"]["fits"]):
+        assert delay(g, X).total == pytest.approx(theirs, rel=1e-9)
+    else:
+        assert g.feasible(X) and delay(g, X).total != pytest.approx(theirs, rel=1e-6)
+
+
+def test_the_default_setting_is_one_point_of_two_figures():
+    """Fig. 8's λ 2-4 (their Arguments.py) and Fig. 10's 30 requests (number_of_service_30.py)
+    are the same instance: harness trains it once."""
+    a, b = POINTS["arrival=2-4"], POINTS["requests=30"]
+    assert a["instance"] == b["instance"] and a["greedy"] == b["greedy"]
