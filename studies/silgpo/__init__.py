@@ -8,3 +8,14 @@ MODELS = Path(__file__).parent / "models"
 def form(paper_form: bool) -> str:
     """The delay's form as the study's tables and axes name it."""
     return "the paper's form, s" if paper_form else "the code's form"
+
+
+def model(models: Path, episodes: int, encoder: str, sil: str, code_sil: bool, seed: int,
+          paper_form: bool = False) -> tuple[Path, list[str]]:
+    """(model path, ``harness train`` flags) of one seed of SIL-GPO on the authors' instance: the one
+    naming rule of the ranking, the ablations, the sweeps and ``studies.silgpo.trainings``."""
+    variant = encoder + ("" if sil == "auto" else f"-sil_{sil}") + ("-code" if code_sil else "") \
+        + ("-paper" if paper_form else "")
+    flags = ["--episodes", str(episodes), "--encoder", encoder, "--sil", sil, "--seed", str(seed)]
+    return models / f"sil-gpo-authors-{variant}-s{seed}.pt", flags + (["--no-sil-critic-grad"] if code_sil else []) \
+        + (["--paper-form"] if paper_form else [])

@@ -39,7 +39,7 @@ from harness.families.silgpo.baselines import DEPLOYERS, PAPERS, deployments
 from harness.families.silgpo.agent import Curve, deploy, load_actor
 from harness.results.stats import mean_ci95, relative_difference_ci95
 from harness.families.silgpo.world import code_instance, delay, paper_units
-from studies.silgpo import MODELS, form
+from studies.silgpo import MODELS, form, model
 
 LOGGED = {"start": 67.0, "converged": 26.8, "converged from episode": 1560}
 
@@ -169,17 +169,6 @@ class Run:
     def reach95(self) -> int:
         """The episode at 95 % of the way from the first evaluation to the final level."""
         return self.curve.to_reach(0.95)
-
-
-def model(models: Path, episodes: int, encoder: str, sil: str, code_sil: bool, seed: int,
-          paper_form: bool = False) -> tuple[Path, list[str]]:
-    """(model path, ``harness train`` flags) of one seed of SIL-GPO on the authors' instance: the one
-    naming rule of this script and of ``studies.silgpo.trainings``."""
-    variant = encoder + ("" if sil == "auto" else f"-sil_{sil}") + ("-code" if code_sil else "") \
-        + ("-paper" if paper_form else "")
-    flags = ["--episodes", str(episodes), "--encoder", encoder, "--sil", sil, "--seed", str(seed)]
-    return models / f"sil-gpo-authors-{variant}-s{seed}.pt", flags + (["--no-sil-critic-grad"] if code_sil else []) \
-        + (["--paper-form"] if paper_form else [])
 
 
 LIGHT = "--encoder mlp --lr-actor 5e-4 --lr-critic 1e-4 --episodes 400"  # the light recipe: MLP, ×10 rates

@@ -21,10 +21,11 @@ The groups, in the order the lanes take them:
 - ``ablations``: GAT without SIL, GAT with SIL always on (the paper's Algorithm 1) and PPO over
   MLP encoders, seeds 1-3, 2,000 episodes (``studies.silgpo.agent --sil off|on`` / ``--encoder
   mlp``; ``studies.silgpo.ablations``);
-- ``sweeps``: one model per distinct point of Figs 8-10 and instance, Table II's recipe for
-  2,000 episodes (``sweeps.RECIPE``; ``studies.silgpo.sweeps --agent-dir``; Fig. 8's λ 2-4 and
-  Fig. 10's 30 requests are one setting, trained once), every point's first instance first, so
-  the figures fill in whole, one instance at a time.
+- ``sweeps``: one model per distinct point of Figs 8-10 and instance (the authors' generator,
+  seeds 3-5), Table II's recipe for 2,000 episodes (``sweeps.RECIPE``; ``studies.silgpo.sweeps
+  --agent-dir``; Fig. 8's λ 2-4 and Fig. 10's 30 requests are one setting, trained once, and its
+  first instance is the ranking's seed 1), every point's first instance first, so the figures fill
+  in whole, one instance at a time.
 
 The names and flags are those scripts' own (``agent.model``, ``agent.rsdql_model``,
 ``sweeps.agent_model``), so they find what this trained. A model being trained is locked
@@ -94,9 +95,11 @@ def jobs(models: Path = MODELS, groups=GROUPS) -> list[Job]:
                 out.append(Job("ablations", "sil-gpo", *agent.model(models, EPISODES, encoder, sil, False, seed)))
     if "sweeps" in groups:
         folder = models / sweeps.AGENT_DIR.relative_to(MODELS)
-        for k in range(3):  # instance by instance: every point's first instance (their figure's) before any second
+        for k in range(3):  # instance by instance: every point's first instance (their code's own) before any second
             for figure, value in sweeps.distinct_points():
                 path, argv = sweeps.agent_model(figure, value, k, folder, sweeps.RECIPE)
+                if path.parent != folder:  # the ranking's seed 1 (sweeps.agent_model): trained there
+                    continue
                 out.append(Job("sweeps", "sil-gpo", path, argv))
     return out
 

@@ -20,3 +20,24 @@ def test_the_paper_forms_seeds_come_each_beside_its_control():
     paper = [job.path.stem for job in trainings.jobs(groups=("paper",))]
     assert paper[:2] == ["sil-gpo-authors-gat-paper-s1", "sil-gpo-authors-gat-sil_off-paper-s1"]
     assert len(paper) == 6
+
+
+def test_the_sweeps_first_instance_at_the_default_setting_is_the_rankings_seed_1_not_trained_twice(tmp_path):
+    """At λ 2-4 (= 30 requests) seed 3 of the authors' generator is their instance and its training
+    seed 1: the ranking's seed 1, the same world and flags. The sweeps read that model."""
+    from harness.policies import world_learners
+    from studies.silgpo import sweeps
+
+    folder = tmp_path / "sweeps"
+    ranking = agent.model(tmp_path, trainings.EPISODES, "gat", "auto", False, 1)
+    for figure, value in (("arrival", (2, 4)), ("requests", 30)):
+        assert sweeps.agent_model(figure, value, 0, folder, sweeps.RECIPE) == ranking
+    elsewhere = sweeps.agent_model("arrival", (2, 4), 1, folder, sweeps.RECIPE)
+    assert elsewhere[0].parent == folder and "--generator" in elsewhere[1]
+    # what the sweep's own flags would train is that world and those Args
+    own = ["--episodes", "2000", "--generator", "authors", "--instance", "3", "--sweep", "arrival=2,4", "--seed", "1"]
+    a, _, g = world_learners.parse("sil-gpo", own)
+    b, _, h = world_learners.parse("sil-gpo", ranking[1])
+    assert a == b and g.to_place().tolist() == h.to_place().tolist() and (g.rate == h.rate).all()
+    sweep_jobs = [job for job in trainings.jobs(tmp_path) if job.group == "sweeps"]
+    assert len(sweep_jobs) == 14 * 3 - 1 and all(job.path.parent == folder for job in sweep_jobs)
