@@ -21,9 +21,10 @@ Their code needs ``torch_geometric`` (``pip install --target DIR --no-deps torch
 
 ``--sweeps`` traces instead every point of Figs 8-10 from its own parameter file
 (``Environmental_parameters/``; their default setting's ``Arguments.py`` for λ 2-4, which has
-none), seeded with 3 as their module seeds itself: the instance and one ``greedy_deployment()``
-episode (per step the action, whether their ``get_mark`` allowed it, the reward and the total
-delay), into ``tests/sim/data/silgpo_authors_sweeps.json``.
+none), seeded with 3 as their module seeds itself on import (what their ``main.py`` trains on),
+then 4 and 5 (the sweeps' other instances): the instance and one ``greedy_deployment()`` episode
+(per step the action, whether their ``get_mark`` allowed it (1/0), the reward and the total delay,
+to 12 significant digits), into ``tests/sim/data/silgpo_authors_sweeps.json``.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from studies.silgpo.sweeps import SWEEPS, label
 
 OUT = Path(__file__).resolve().parents[2] / "tests" / "sim" / "data" / "silgpo_authors_trace.json"
 SWEEPS_OUT = OUT.with_name("silgpo_authors_sweeps.json")
+SWEEP_SEEDS = (3, 4, 5)  # their module's own seed, then the sweeps' other two instances (sweeps.instance)
 PARAMETER_FILES = {"arrival": "arrival_rate_of_service/arrival_rate_{}_{}.py",
                    "chain": "length_of_service/length_of_service_{}_{}.py",
                    "requests": "number_of_service/number_of_service_{}.py"}
@@ -89,11 +91,11 @@ def _greedy_columns(env) -> dict:
     done = False
     while not done:
         action = int(env.greedy_deployment())
-        out["fits"].append(bool(env.get_mark(env.Ms_types_instances[env.current_ms_index])[action]))
+        out["fits"].append(int(env.get_mark(env.Ms_types_instances[env.current_ms_index])[action]))
         _, reward, done = env.agent_step(action)
         out["actions"].append(action)
-        out["rewards"].append(float(reward))
-        out["delays"].append(float(env.get_total_delay()))
+        out["rewards"].append(float(f"{reward:.12g}"))
+        out["delays"].append(float(f"{env.get_total_delay():.12g}"))
     return out
 
 
@@ -152,13 +154,18 @@ def trace(authors: Path, edge_nodes: Path | None = None) -> dict:
 
 
 def parameter_file(authors: Path, figure: str, value) -> Path:
-    """Their parameter file of a point of Figs 8-10 (``Arguments.py`` where they have none: λ 2-4)."""
+    """Their parameter file of a point of Figs 8-10: ``Arguments.py`` (their default setting) for
+    λ 2-4, which has none of its own."""
+    if (figure, value) == ("arrival", (2, 4)):
+        return authors / "Arguments.py"
     path = authors / "Environmental_parameters" / PARAMETER_FILES[figure].format(*(value if isinstance(value, tuple)
                                                                                      else (value,)))
-    return path if path.exists() else authors / "Arguments.py"
+    if not path.exists():
+        raise SystemExit(f"{path}: no such parameter file in their clone (expected at 17451c5)")
+    return path
 
 
-def sweep_trace(authors: Path, edge_nodes: Path | None = None) -> dict:
+def sweep_trace(authors: Path, edge_nodes: Path | None = None, seeds=SWEEP_SEEDS) -> dict:
     import numpy as np
 
     points = []
@@ -171,12 +178,14 @@ def sweep_trace(authors: Path, edge_nodes: Path | None = None) -> dict:
                 spec = importlib.util.spec_from_file_location(f"their_{figure}_{label(value)}".replace("-", "_"), file)
                 parameters = importlib.util.module_from_spec(spec)
                 spec.loader.exec_module(parameters)
-                random.seed(3)
-                np.random.seed(3)
-                env = Environment.ENV(parameters.get_args())
-                points.append({"figure": figure, "value": label(value), "file": str(file.relative_to(authors)),
-                               "instance": _instance(env), "greedy": _greedy_columns(env)})
-    return {"source": f"{SOURCE}, each point's parameter file, seed 3",
+                for seed in seeds:
+                    random.seed(seed)
+                    np.random.seed(seed)
+                    env = Environment.ENV(parameters.get_args())
+                    points.append({"figure": figure, "value": label(value), "seed": seed,
+                                   "file": str(file.relative_to(authors)), "instance": _instance(env),
+                                   "greedy": _greedy_columns(env)})
+    return {"source": f"{SOURCE}, each point's parameter file, seeds {', '.join(map(str, seeds))}",
             "edge_nodes": "the clone's" if edge_nodes is None else edge_nodes.name, "points": points}
 
 
@@ -193,9 +202,9 @@ def main() -> int:
         t = sweep_trace(args.authors.resolve(), edge_nodes)
         for p in t["points"]:
             g = p["greedy"]
-            print(f"{p['figure']:8s} {p['value']:>4s} ({p['file']}): instances to place {len(p['instance']['order'])}; "
-                  f"start {g['start_delay']:.4f}; greedy_deployment {g['delays'][-1]:.4f}; "
-                  f"misfits placed {g['fits'].count(False)}")
+            print(f"{p['figure']:8s} {p['value']:>4s} seed {p['seed']} ({p['file']}): instances to place "
+                  f"{len(p['instance']['order'])}; start {g['start_delay']:.4f}; "
+                  f"greedy_deployment {g['delays'][-1]:.4f}; misfits placed {g['fits'].count(0)}")
         return _write(t, args.out or SWEEPS_OUT)
     t = trace(args.authors.resolve(), edge_nodes)
     g, f = t["episodes"]["greedy"], t["episodes"]["fixed"]

@@ -26,8 +26,8 @@ def test_sil_gpo_trains_from_the_cli_and_its_model_deploys(tmp_path):
                 "--encoder", "mlp", "--instance", "0", "--sweep", "requests=10", "--out", str(tmp_path), "--name", "m")
     assert r.returncode == 0, r.stderr
     meta = json.loads((tmp_path / "m.json").read_text())
-    assert meta["policy"] == "sil-gpo" and meta["world_config"] == {"instance": 0, "sweep": "requests=10",
-                                                                    "paper_form": False}
+    assert meta["policy"] == "sil-gpo" and meta["world_config"] == {"instance": 0, "generator": "harness",
+                                                                    "sweep": "requests=10", "paper_form": False}
     rows = list(csv.DictReader((tmp_path / "m.curve.csv").open()))
     assert [int(r["episode"]) for r in rows] == [2, 4] and (tmp_path / "m.curve.png").stat().st_size > 0
     from harness.families.silgpo.agent import deploy, load_actor
@@ -84,6 +84,20 @@ def test_the_authors_generator_draws_their_instance_of_a_setting():
     assert [c.tolist() for c in same.chains] == [c.tolist() for c in theirs.chains]
     assert same.to_place().tolist() == theirs.to_place().tolist() and np.array_equal(same.rate, theirs.rate)
     assert [c.tolist() for c in other.chains] != [c.tolist() for c in theirs.chains]
+
+
+def test_a_model_of_the_other_generators_instance_is_refused_by_the_leaderboard(tmp_path):
+    """Seed 4 of the authors' generator is not the leaderboard's ``seed-4`` (harness's): the two
+    worlds have the same sizes, so only the model's metadata can tell."""
+    from harness.errors import UserError
+    from harness.families.silgpo import commands
+    from harness.policies.world_learners import parse, train_and_save
+
+    flags = ["--episodes", "2", "--batch-episodes", "2", "--encoder", "mlp", "--generator", "authors", "--instance", "4"]
+    args, world, built = parse("sil-gpo", flags)
+    path, _ = train_and_save("sil-gpo", args, world, built, tmp_path, "sil-gpo-seed-4", False, lambda *a: None)
+    with pytest.raises(UserError, match="generator: authors"):
+        commands.learned("sil-gpo", commands.world("seed-4", "default").build(), path, "seed-4", "default")
 
 
 def test_a_bad_world_setting_is_one_line_and_status_2(tmp_path):

@@ -1,8 +1,9 @@
 """Figs 8-10's points as the authors' own code builds them (``NEW_PPO/Environment.py`` at 17451c5
-with each point's parameter file, seeded with 3 as it seeds itself), traced beside the project by
-``studies.silgpo.authors_trace --sweeps`` (the fixture holds numbers only): harness's
-``code_instance`` of each sweep setting must be their instance, score their greedy episode's
-delay at every step, and give their reward wherever their greedy placed nothing that does not fit."""
+with each point's parameter file, seeded with 3 as it seeds itself on import, then 4 and 5: the
+sweeps' three instances), traced beside the project by ``studies.silgpo.authors_trace --sweeps``
+(the fixture holds numbers only): harness's ``code_instance`` of each setting and seed must be
+their instance, allow what their ``get_mark`` allows, score their greedy episode's delay at every
+step, and give their reward wherever their greedy placed nothing that does not fit."""
 
 import json
 from pathlib import Path
@@ -12,19 +13,30 @@ import pytest
 from harness.families.silgpo.baselines import DEPLOYERS
 from harness.families.silgpo.env import DeployEnv
 from harness.families.silgpo.world import ServiceGraphConfig, code_instance, delay
+from studies.silgpo.sweeps import SWEEPS, instance, label
 from tests.sim.test_deployenv_trace import assert_their_instance
 
 TRACE = json.loads((Path(__file__).parent / "data" / "silgpo_authors_sweeps.json").read_text())
-POINTS = {f"{p['figure']}={p['value']}": p for p in TRACE["points"]}
+POINTS = {f"{p['figure']}={p['value']}-s{p['seed']}": p for p in TRACE["points"]}
+FILES = {"arrival": "arrival_rate_of_service/arrival_rate_{}.py", "chain": "length_of_service/length_of_service_{}.py",
+         "requests": "number_of_service/number_of_service_{}.py"}
 
 
 def _world(point: dict):
     value = tuple(map(int, point["value"].split("-"))) if "-" in point["value"] else int(point["value"])
-    return code_instance(ServiceGraphConfig(silgpo_compat=True).sweep(point["figure"], value), 3)
+    return code_instance(ServiceGraphConfig(silgpo_compat=True).sweep(point["figure"], value), point["seed"])
 
 
-def test_every_point_of_the_three_figures_is_traced():
-    assert len(POINTS) == 15 and {p["figure"] for p in POINTS.values()} == {"arrival", "chain", "requests"}
+def test_every_point_is_traced_from_its_own_parameter_file_at_the_sweeps_seeds():
+    for figure, values in SWEEPS.items():
+        for value in values:
+            traced = [p for p in TRACE["points"] if (p["figure"], p["value"]) == (figure, label(value))]
+            assert [p["seed"] for p in traced] == [3, 4, 5], (figure, value)
+            want = "Arguments.py" if (figure, value) == ("arrival", (2, 4)) else \
+                "Environmental_parameters/" + FILES[figure].format(label(value).replace("-", "_"))
+            assert {p["file"] for p in traced} == {want}
+            # the sweeps' instances are these: seed 3 first
+            assert [c.tolist() for c in instance(figure, value, 0).chains] == traced[0]["instance"]["requests"]["chain"]
 
 
 @pytest.mark.parametrize("name", POINTS)
@@ -34,14 +46,16 @@ def test_the_instance_is_theirs(name):
 
 @pytest.mark.parametrize("name", POINTS)
 def test_their_greedy_episode_scores_the_same_at_every_step(name):
-    """The delay after each of their greedy placements, misfits included (their code places an
-    instance where it does not fit; the delay does not look at capacity), and, where every
-    placement fits, the episode in harness's env: the same rewards and the same end."""
+    """The room their ``get_mark`` sees and the delay after each of their greedy placements,
+    misfits included (their code places an instance where it does not fit; the delay does not
+    look at capacity), and, where every placement fits, the episode in harness's env: the same
+    rewards and the same end."""
     point, g = POINTS[name], _world(POINTS[name])
     greedy = point["greedy"]
     X = g.initial()
     assert delay(g, X).total == pytest.approx(greedy["start_delay"], rel=1e-9)
     for k, (m, a) in enumerate(zip(g.to_place(), greedy["actions"])):
+        assert int(g.fits(X, m)[a]) == greedy["fits"][k], f"step {k}: room"
         X[m, a] += 1
         assert delay(g, X).total == pytest.approx(greedy["delays"][k], rel=1e-9), f"step {k}"
     if all(greedy["fits"]):
@@ -56,7 +70,7 @@ def test_their_greedy_episode_scores_the_same_at_every_step(name):
 @pytest.mark.parametrize("name", POINTS)
 def test_the_preferred_baseline_is_their_greedy_where_it_fits(name):
     """harness's ``preferred`` is their ``greedy_deployment()`` wherever the preferred server has
-    room; where it has none (λ 5-7: 9 of their 112 placements do not fit) harness places the
+    room; where it has none (λ from 3-5 up, at 6 of the 42 instances) harness places the
     instance elsewhere, and its deployment, unlike theirs, respects every server's capacity."""
     point, g = POINTS[name], _world(POINTS[name])
     X = DEPLOYERS["preferred"](g, None)
@@ -69,6 +83,7 @@ def test_the_preferred_baseline_is_their_greedy_where_it_fits(name):
 
 def test_the_default_setting_is_one_point_of_two_figures():
     """Fig. 8's λ 2-4 (their Arguments.py) and Fig. 10's 30 requests (number_of_service_30.py)
-    are the same instance: harness trains it once."""
-    a, b = POINTS["arrival=2-4"], POINTS["requests=30"]
-    assert a["instance"] == b["instance"] and a["greedy"] == b["greedy"]
+    are the same instances: harness trains them once."""
+    for seed in (3, 4, 5):
+        a, b = POINTS[f"arrival=2-4-s{seed}"], POINTS[f"requests=30-s{seed}"]
+        assert a["instance"] == b["instance"] and a["greedy"] == b["greedy"]

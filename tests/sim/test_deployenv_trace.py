@@ -38,25 +38,32 @@ def test_the_instance_is_theirs(g):
 
 
 def assert_their_instance(g, inst: dict) -> None:
-    """``g`` is the instance their trace recorded: servers, services, requests, the order placed."""
+    """``g`` is the instance their trace recorded: servers, services, requests, the order placed,
+    the invocation graph."""
     assert g.cpu.tolist() == inst["servers"]["cpu"] and g.gpu.tolist() == inst["servers"]["gpu"]
     assert g.mem.tolist() == inst["servers"]["mem"]
     np.testing.assert_allclose(g.bw * 10, inst["servers"]["bandwidth"])
     assert g.adj.astype(int).tolist() == inst["servers"]["connected"]
     np.testing.assert_allclose(g.mu, inst["services"]["mu"])
+    assert (g.s_cpu.tolist(), g.s_gpu.tolist(), g.s_mem.tolist()) == \
+        (inst["services"]["cpu"], inst["services"]["gpu"], inst["services"]["mem"])
+    np.testing.assert_allclose(g.s_out / 100, inst["services"]["data"])  # their data is in units of 100 MB
     assert g.preferred.tolist() == inst["services"]["preferred"]
     np.testing.assert_allclose(g.rate, inst["requests"]["rate"])
     assert [c.tolist() for c in g.chains] == inst["requests"]["chain"]
     assert g.entry.tolist() == inst["requests"]["entry"]
     assert g.to_place().tolist() == inst["order"]
+    assert_their_invocation_graph(g, inst["invocation"])
 
 
 def test_the_invocation_graph_is_theirs(g):
+    assert_their_invocation_graph(g, TRACE["instance"]["invocation"])
+
+
+def assert_their_invocation_graph(g, inv: dict) -> None:
     """The same in every state: their ``get_ms_graph``'s node features and edges (a chain's first
     AI service linked by its AI index)."""
-    env = DeployEnv(g)
-    obs = env.reset()
-    inv = TRACE["instance"]["invocation"]
+    obs = DeployEnv(g).reset()
     feats = obs["invocation"].copy()
     feats[:, 4] /= 100  # harness keeps the output size in MB; the code's data is in units of 100 MB
     np.testing.assert_allclose(feats, inv["features"], rtol=1e-6)

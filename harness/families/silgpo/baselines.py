@@ -213,7 +213,8 @@ DEPLOYERS: dict[str, Callable[[ServiceGraph, np.random.Generator], np.ndarray]] 
 DETERMINISTIC = ("preferred", "queue-greedy", "rollout")  # the same deployment whatever the seed
 SLOW = ("rollout", "helas")  # minutes on the authors' instance: said before they run
 PAPERS = ("helas", "mfds-fpr")  # the paper's own baselines among these (its RSDQL learns: harness.families.reach)
-SUMMARIES = {"preferred": "each instance on its service's preferred server (the authors' greedy_deployment)",
+SUMMARIES = {"preferred": "each instance on its service's preferred server (the authors' greedy_deployment, "
+                          "where it has room)",
              "random": "each instance on a random server where it fits",
              "queue-greedy": "each instance where the model's total delay drops most (harness's)",
              "rollout": "Bertsekas's rollout over queue-greedy: each instance tried on every server (harness's)",

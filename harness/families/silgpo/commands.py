@@ -98,10 +98,10 @@ def learned(policy: str, g, path: Path, app: str, setting: str) -> np.ndarray:
         net, meta = deploy_module.load_net(path, g)
         deploy = deploy_module.deploy
     w, trained = world(app, setting), meta.get("world_config") or {}
-    if (trained.get("instance", -1), trained.get("sweep"), trained.get("generator", "harness")) != \
-            (w.instance, w.sweep, w.generator):
-        raise UserError(f"trained on instance {trained.get('instance', -1)} ({trained.get('generator', 'harness')}'s "
-                        f"generator) setting {trained.get('sweep') or 'default'}, not on {app} {setting}", source=str(path))
+    generator = trained.get("generator", "harness") if trained.get("instance", -1) >= 0 else w.generator  # -1: theirs
+    if (trained.get("instance", -1), trained.get("sweep"), generator) != (w.instance, w.sweep, w.generator):
+        raise UserError(f"trained on instance {trained.get('instance', -1)} (generator: {generator}) setting "
+                        f"{trained.get('sweep') or 'default'}, not on {app} {setting}", source=str(path))
     if trained.get("paper_form"):  # it sees the world in the paper's form: it deploys there (same sizes)
         from dataclasses import replace
 

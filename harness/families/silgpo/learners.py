@@ -25,7 +25,7 @@ class ServiceGraphWorld:
                             "instance of seed n")
     generator: str = arg("harness", "which generator draws instance n >= 0: harness (numpy; each service's "
                                     "preferred server by harness's rule) or authors (their code's random calls and "
-                                    "rule: seed 3 is their instance of every setting)")
+                                    "rule: at seed 3, what their code trains on at each of Figs 8-10's settings)")
     sweep: Optional[str] = arg(None, "a setting of Figs 8-10: arrival=LOW,HIGH, chain=LOW,HIGH or requests=N")
     paper_form: bool = arg(False, "score the paper's form of the total delay (seconds), not the authors' code's")
 
