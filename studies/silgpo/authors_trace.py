@@ -160,8 +160,9 @@ def parameter_file(authors: Path, figure: str, value) -> Path:
         return authors / "Arguments.py"
     path = authors / "Environmental_parameters" / PARAMETER_FILES[figure].format(*(value if isinstance(value, tuple)
                                                                                      else (value,)))
-    if not path.exists():
-        raise SystemExit(f"{path}: no such parameter file in their clone (expected at 17451c5)")
+    if not path.exists():  # a partial clone: one line, status 2
+        print(f"{path}: no such parameter file (--authors: their NEW_PPO at 17451c5 has it)", file=sys.stderr)
+        raise SystemExit(2)
     return path
 
 
