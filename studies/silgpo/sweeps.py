@@ -23,7 +23,8 @@ beside the paper's (−32.6/−24.8/−19.4 % in Fig. 8, −28.6/−20.7/−15.5
 mean margins over its points (the paper gives one number per sweep) and at how many SIL-GPO ranks
 first. ``--ready-only`` trains nothing: a point whose models are not all done
 (``studies.silgpo.trainings`` trains them) shows how many are. Writes ``sweeps.csv`` (one row per
-point, deployer and instance) and ``sweeps.png`` (the three figures) in ``--out``.
+point, deployer and instance, named by its seed of their generator) and ``sweeps.png`` (the three
+figures) in ``--out``.
 """
 
 from __future__ import annotations
@@ -159,7 +160,8 @@ def main() -> int:
                 if all(d is not None for d in agent):
                     runs["sil-gpo"] = agent
             rows += [{"figure": FIGURE_NUMBER[figure], "sweep": figure, "value": label(value), "deployer": name,
-                      "instance": s, "total_delay": d} for name, v in runs.items() for s, d in enumerate(v)]
+                      "instance_seed": FIRST_SEED + k, "total_delay": d}
+                     for name, v in runs.items() for k, d in enumerate(v)]
             cells = {name: mean_ci95(v) for name, v in runs.items()}
             rank = sorted(cells, key=lambda n: cells[n][0])
             line = (f"  {label(value):>8s} {int(np.mean([len(g.to_place()) for g in worlds])):4d} "
