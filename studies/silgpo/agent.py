@@ -186,12 +186,16 @@ def rsdql_model(models: Path, episodes: int, encoder: str, seed: int) -> tuple[P
             ["--episodes", str(episodes), "--encoder", encoder, "--seed", str(seed)])
 
 
+def saved_episode(model: Path) -> int:
+    """The episode of a training's last saved state (0: none saved)."""
+    state = model.with_suffix(".ckpt")
+    return torch.load(state, weights_only=True)["state"]["episode"] if state.exists() else 0
+
+
 def standing(model: Path) -> str:
     """Where a training stands: the episode of its last saved state, or not started."""
-    state = model.with_suffix(".ckpt")
-    if not state.exists():
-        return "not started"
-    return f"at episode {torch.load(state, weights_only=True)['state']['episode']}"
+    episode = saved_episode(model)
+    return f"at episode {episode}" if episode else "not started"
 
 
 def ranking(g, rows: dict[str, list[float]], models: Path, encoder: str, asked, trained_in=None) -> str:

@@ -47,6 +47,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from harness.interrupts import die_with_parent
 from harness.policies.world_learners import has_episodes
 from studies.silgpo import MODELS, agent, sweeps
@@ -111,6 +113,27 @@ def standing(job: Job, models: Path = MODELS, work: Path = WORK) -> str:
     return agent.standing(job.at(models, work))
 
 
+def left(queue: list[Job], models: Path = MODELS, work: Path = WORK) -> str:
+    """How much of the queue is done, the episodes left, and the lane-hours they would take at the
+    pace (seconds per episode, one lane) of the done trainings of their group, or of all where none
+    of theirs is done (a bigger instance takes longer an episode: a rough guide)."""
+    import json
+
+    done = [job for job in queue if job.done(models, work)]
+    rest = [job for job in queue if job not in done]
+    todo = [(job, job.episodes() - agent.saved_episode(job.at(models, work))) for job in rest]
+    pace: dict[str, list[float]] = {}
+    for job in done:
+        meta = job.path.with_suffix(".json")
+        if meta.exists() and (m := json.loads(meta.read_text())).get("seconds"):
+            pace.setdefault(job.group, []).append(m["seconds"] / m["args"]["episodes"])
+    line = f"{len(done)} of {len(queue)} done; {sum(n for _, n in todo):,} episodes left in {len(rest)} trainings"
+    if everyone := [p for ps in pace.values() for p in ps]:
+        seconds = sum(n * float(np.mean(pace.get(job.group, everyone))) for job, n in todo)
+        line += f", about {seconds / 3600:.0f} lane-hours at the pace of the done ones"
+    return line
+
+
 KEPT = (".json", ".curve.csv")
 
 
@@ -165,7 +188,8 @@ def main() -> int:
     ap.add_argument("--models", type=Path, default=MODELS, help="where the finished models are kept (the study's)")
     ap.add_argument("--work", type=Path, default=WORK, help="where trainings run and keep their state (not the "
                                                             "repository; $HARNESS_SILGPO_TRAININGS)")
-    ap.add_argument("--list", action="store_true", help="print each job and where it stands; train nothing")
+    ap.add_argument("--list", action="store_true", help="print each job and where it stands, then what is left "
+                                                        "(episodes, lane-hours at the done ones' pace); train nothing")
     ap.add_argument("--background", action="store_true", help="yield the CPU to every other session")
     args = ap.parse_args()
     groups = args.only.split(",")
@@ -176,6 +200,7 @@ def main() -> int:
     if args.list:
         for job in queue:
             print(f"{job.group:9s} {job.path.stem:44s} {standing(job, args.models, args.work)}")
+        print(left(queue, args.models, args.work))
         return 0
     todo = [job for job in queue if not has_episodes(job.path, job.episodes())]
     print(f"{len(queue)} models, {len(queue) - len(todo)} done, {len(todo)} to train in {args.lanes} lane(s)"

@@ -41,3 +41,20 @@ def test_the_sweeps_first_instance_at_the_default_setting_is_the_rankings_seed_1
     assert a == b and g.to_place().tolist() == h.to_place().tolist() and (g.rate == h.rate).all()
     sweep_jobs = [job for job in trainings.jobs(tmp_path) if job.group == "sweeps"]
     assert len(sweep_jobs) == 14 * 3 - 1 and all(job.path.parent == folder for job in sweep_jobs)
+
+
+def test_the_list_ends_with_what_is_left_at_the_pace_of_the_done_trainings(tmp_path):
+    import json
+
+    import torch
+
+    models, work = tmp_path / "models", tmp_path / "work"
+    queue = trainings.jobs(models, groups=("paper",))
+    for job in queue[:2]:  # done: 2,000 episodes in 4,000 s, 2 s an episode
+        job.path.parent.mkdir(parents=True, exist_ok=True)
+        job.path.with_suffix(".json").write_text(json.dumps({"args": {"episodes": 2000}, "seconds": 4000.0}))
+    resumed = queue[2].at(models, work).with_suffix(".ckpt")
+    resumed.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"state": {"episode": 500}}, resumed)
+    assert trainings.left(queue, models, work) == \
+        "2 of 6 done; 7,500 episodes left in 4 trainings, about 4 lane-hours at the pace of the done ones"
