@@ -40,11 +40,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from studies.silgpo.sweeps import SWEEPS, label
+from studies.silgpo.sweeps import FIRST_SEED, SWEEPS, label
 
 OUT = Path(__file__).resolve().parents[2] / "tests" / "sim" / "data" / "silgpo_authors_trace.json"
 SWEEPS_OUT = OUT.with_name("silgpo_authors_sweeps.json")
-SWEEP_SEEDS = (3, 4, 5)  # their module's own seed, then the sweeps' other two instances (sweeps.instance)
+SWEEP_SEEDS = tuple(FIRST_SEED + k for k in range(3))  # the sweeps' three instances (sweeps.instance)
 PARAMETER_FILES = {"arrival": "arrival_rate_of_service/arrival_rate_{}_{}.py",
                    "chain": "length_of_service/length_of_service_{}_{}.py",
                    "requests": "number_of_service/number_of_service_{}.py"}

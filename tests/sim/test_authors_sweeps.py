@@ -12,19 +12,19 @@ import pytest
 
 from harness.families.silgpo.baselines import DEPLOYERS
 from harness.families.silgpo.env import DeployEnv
-from harness.families.silgpo.world import ServiceGraphConfig, code_instance, delay
-from studies.silgpo.sweeps import SWEEPS, instance, label
+from harness.families.silgpo.world import delay
+from studies.silgpo.authors_trace import PARAMETER_FILES
+from studies.silgpo.sweeps import FIRST_SEED, SWEEPS, instance, label
 from tests.sim.test_deployenv_trace import assert_their_instance
 
 TRACE = json.loads((Path(__file__).parent / "data" / "silgpo_authors_sweeps.json").read_text())
 POINTS = {f"{p['figure']}={p['value']}-s{p['seed']}": p for p in TRACE["points"]}
-FILES = {"arrival": "arrival_rate_of_service/arrival_rate_{}.py", "chain": "length_of_service/length_of_service_{}.py",
-         "requests": "number_of_service/number_of_service_{}.py"}
+VALUES = {(figure, label(value)): value for figure, values in SWEEPS.items() for value in values}
 
 
 def _world(point: dict):
-    value = tuple(map(int, point["value"].split("-"))) if "-" in point["value"] else int(point["value"])
-    return code_instance(ServiceGraphConfig(silgpo_compat=True).sweep(point["figure"], value), point["seed"])
+    """The sweeps' own instance of the point at the trace's seed."""
+    return instance(point["figure"], VALUES[point["figure"], point["value"]], point["seed"] - FIRST_SEED)
 
 
 def test_every_point_is_traced_from_its_own_parameter_file_at_the_sweeps_seeds():
@@ -33,7 +33,8 @@ def test_every_point_is_traced_from_its_own_parameter_file_at_the_sweeps_seeds()
             traced = [p for p in TRACE["points"] if (p["figure"], p["value"]) == (figure, label(value))]
             assert [p["seed"] for p in traced] == [3, 4, 5], (figure, value)
             want = "Arguments.py" if (figure, value) == ("arrival", (2, 4)) else \
-                "Environmental_parameters/" + FILES[figure].format(label(value).replace("-", "_"))
+                "Environmental_parameters/" + PARAMETER_FILES[figure].format(*(value if isinstance(value, tuple)
+                                                                               else (value,)))
             assert {p["file"] for p in traced} == {want}
             # the sweeps' instances are these: seed 3 first
             assert [c.tolist() for c in instance(figure, value, 0).chains] == traced[0]["instance"]["requests"]["chain"]
