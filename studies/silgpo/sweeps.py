@@ -109,7 +109,7 @@ def agent_delay(figure: str, value, k: int, folder: Path, flags: str, ready_only
     episodes = world_learners.parse("sil-gpo", argv)[0].episodes
     if ready_only and not world_learners.has_episodes(path, episodes):
         return None
-    t, fresh = time.monotonic(), not path.exists()
+    t, fresh = time.monotonic(), not world_learners.has_episodes(path, episodes)  # a kept curve is not a training
     path = world_learners.trained("sil-gpo", argv, path)
     if fresh:
         print(f"    trained {path.stem} in {time.monotonic() - t:.0f} s", file=sys.stderr, flush=True)

@@ -22,3 +22,21 @@ def test_a_ready_agent_gets_its_margins_and_rank(monkeypatch, tmp_path, capsys):
     assert "best (preferred) -50.0 %" in out
     assert "sil-gpo first at 5 of 5" in out
     assert (tmp_path / "sweeps.csv").read_text().count("sil-gpo") == 5
+
+
+def test_a_kept_curve_is_read_not_trained(tmp_path, capsys):
+    # the repository keeps a finished sweep model's .json and curve, not its weights: its best is
+    # read from them, and nothing says it was trained
+    import shutil
+
+    from harness.families.silgpo.agent import Curve
+
+    path, _ = sweeps.agent_model("chain", (2, 4), 0, sweeps.AGENT_DIR, sweeps.RECIPE)
+    folder = tmp_path / "sweeps"
+    folder.mkdir()
+    for suffix in (".json", ".curve.csv"):
+        shutil.copy(path.with_suffix(suffix), folder)
+    got = sweeps.agent_delay("chain", (2, 4), 0, folder, sweeps.RECIPE, ready_only=True)
+    assert got == Curve.read(path).best(within=sweeps.EPISODES)
+    assert "trained" not in capsys.readouterr().err
+    assert not (folder / path.name).exists()
