@@ -107,11 +107,12 @@ def agent_delay(figure: str, value, k: int, folder: Path, flags: str, ready_only
 
     path, argv = agent_model(figure, value, k, folder, flags)
     episodes = world_learners.parse("sil-gpo", argv)[0].episodes
-    if ready_only and not world_learners.has_episodes(path, episodes):
+    done = world_learners.has_episodes(path, episodes)  # by its .json: a kept curve is not a training
+    if ready_only and not done:
         return None
-    t, fresh = time.monotonic(), not world_learners.has_episodes(path, episodes)  # a kept curve is not a training
+    t = time.monotonic()
     path = world_learners.trained("sil-gpo", argv, path)
-    if fresh:
+    if not done:
         print(f"    trained {path.stem} in {time.monotonic() - t:.0f} s", file=sys.stderr, flush=True)
     curve = Curve.read(path)
     if curve.best_at() > episodes - LATE:  # still improving near the end: a longer run may go lower
