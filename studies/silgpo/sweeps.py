@@ -3,7 +3,7 @@ the deployment baselines and the agent, in the code's form of the total delay (w
 plot), at the values of the authors' parameter files (notes §7.2.4).
 
     .venv/bin/python -m studies.silgpo.sweeps [--seeds 3] [--only preferred,queue-greedy,mfds-fpr,helas]
-        [--agent-dir [DIR] [--train-flags "..."] [--ready-only]] [--out results/silgpo]
+        [--agent-dir [DIR] [--train-flags "..."] [--ready-only]] [--jobs 2] [--out results/silgpo]
 
 Per point: each deployer's mean over the instances the authors' own generator draws at seeds
 3..3+n-1 (``world.code_instance``), with a 95 % interval, and the ranking. Seed 3 is the one their
@@ -24,14 +24,19 @@ mean margins over its points (the paper gives one number per sweep) and at how m
 first. ``--ready-only`` trains nothing: a point whose models are not all done
 (``studies.silgpo.trainings`` trains them) shows how many are. Writes ``sweeps.csv`` (one row per
 point, deployer and instance, named by its seed of their generator) and ``sweeps.png`` (the three
-figures) in ``--out``.
+figures) in ``--out``. ``--jobs`` places the baselines in that many processes (HELAS takes minutes
+an instance): the same numbers, in the same order, as one.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import multiprocessing
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
+from typing import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -80,6 +85,39 @@ def label(value) -> str:
 def instance(figure: str, value, k: int) -> ServiceGraph:
     """Instance ``k`` of a point: the authors' generator at seed ``FIRST_SEED + k``."""
     return code_instance(ServiceGraphConfig(silgpo_compat=True).sweep(figure, value), FIRST_SEED + k)
+
+
+def placed_delay(figure: str, value, k: int, name: str) -> float:
+    """The total delay of deployer ``name`` on instance ``k`` of a point (its random stream seeded
+    ``k``, as the rows have always been)."""
+    g = instance(figure, value, k)
+    return delay(g, DEPLOYERS[name](g, np.random.default_rng(k))).total
+
+
+class _Later:
+    """``--jobs 1``: a placement made in this process when its result is asked for, so that the rows
+    still print as they come."""
+
+    def __init__(self, fn: Callable, *args):
+        self.fn, self.args = fn, args
+
+    def result(self):
+        return self.fn(*self.args)
+
+
+@contextlib.contextmanager
+def placements(jobs: int) -> Iterator[Callable]:
+    """``submit(fn, *args)``, whose ``.result()`` is ``fn(*args)``: run in ``jobs`` processes (spawned:
+    the parent may hold torch's threads), or in this one when ``jobs`` is 1. Leaving drops what
+    has not started (Ctrl-C does not wait for every HELAS run queued)."""
+    if jobs <= 1:
+        yield _Later
+        return
+    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        yield pool.submit
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def agent_model(figure: str, value, k: int, folder: Path, flags: str) -> tuple[Path, list[str]]:
@@ -133,12 +171,39 @@ def main() -> int:
     ap.add_argument("--train-flags", default=RECIPE, help=f"harness train's flags for them (default: {RECIPE!r})")
     ap.add_argument("--ready-only", action="store_true",
                     help="train nothing: SIL-GPO counts at the points whose models are all done")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="processes placing the baselines (one core each; the numbers do not depend on it)")
     ap.add_argument("--out", type=Path, default=Path("results/silgpo"), help="where sweeps.csv and sweeps.png go")
     args = ap.parse_args()
+    if args.jobs < 1:
+        ap.error(f"--jobs must be 1 or more, not {args.jobs}")
     names, t0 = args.only.split(","), time.monotonic()
     columns = names + (["sil-gpo"] if args.agent_dir else [])
+    figures = args.figures.split(",")
+    for figure in figures:
+        for value in SWEEPS[figure]:
+            try:
+                [instance(figure, value, k) for k in range(args.seeds)]
+            except ValueError as exc:  # their preferred-server rule stops on some seeds
+                print(f"--seeds {args.seeds}: at {figure} {label(value)}, {exc}; seeds "
+                      f"{FIRST_SEED}-{FIRST_SEED + 2} (--seeds 3) hold at every point", file=sys.stderr)
+                return 2
+    with placements(args.jobs) as submit:  # every placement asked for at once; the rows print in order
+        placing = {(figure, value): {name: [submit(placed_delay, figure, value, k, name) for k in range(args.seeds)]
+                                     for name in names}
+                   for figure in figures for value in SWEEPS[figure]}
+        rows = _table(args, figures, names, columns, placing)
+    print(f"\n{args.seeds} instances per point (the authors' generator, seeds {FIRST_SEED}-{FIRST_SEED + args.seeds - 1}); "
+          f"{time.monotonic() - t0:.0f} s; "
+          f"wrote {write_rows(args.out / 'sweeps.csv', rows)} and {plot(rows, args.out / 'sweeps.png')}")
+    return 0
+
+
+def _table(args, figures: list[str], names: list[str], columns: list[str],
+           placing: dict[tuple, dict[str, list]]) -> list[dict]:
+    """Prints each figure's rows as its placements come in; the CSV's rows."""
     rows: list[dict] = []
-    for figure in args.figures.split(","):
+    for figure in figures:
         print(f"\nFig. {FIGURE_NUMBER[figure]}, {figure}:")
         margin = (f"   sil-gpo against (paper: {PAPER_MARGINS[figure]} % against helas/mfds-fpr/rsdql)"
                   if args.agent_dir else "")
@@ -146,14 +211,8 @@ def main() -> int:
         margins: list[dict[str, float]] = []  # per point with the agent: its margin against each baseline
         firsts = 0
         for value in SWEEPS[figure]:
-            try:
-                worlds = [instance(figure, value, k) for k in range(args.seeds)]
-            except ValueError as exc:  # their preferred-server rule stops on some seeds
-                print(f"--seeds {args.seeds}: at {figure} {label(value)}, {exc}; seeds "
-                      f"{FIRST_SEED}-{FIRST_SEED + 2} (--seeds 3) hold at every point", file=sys.stderr)
-                return 2
-            runs = {name: [delay(g, DEPLOYERS[name](g, np.random.default_rng(s))).total for s, g in enumerate(worlds)]
-                    for name in names}
+            worlds = [instance(figure, value, k) for k in range(args.seeds)]
+            runs = {name: [f.result() for f in futures] for name, futures in placing[(figure, value)].items()}
             if args.agent_dir:
                 args.agent_dir.mkdir(parents=True, exist_ok=True)
                 agent = [agent_delay(figure, value, s, args.agent_dir, args.train_flags, args.ready_only)
@@ -185,10 +244,7 @@ def main() -> int:
                   + ", ".join(f"{n} {x:+.1f} %" for n, x in mean.items())
                   + f"; sil-gpo first at {firsts} of {len(margins)} (paper: {PAPER_MARGINS[figure]} % against "
                     f"helas/mfds-fpr/rsdql, first everywhere)")
-    print(f"\n{args.seeds} instances per point (the authors' generator, seeds {FIRST_SEED}-{FIRST_SEED + args.seeds - 1}); "
-          f"{time.monotonic() - t0:.0f} s; "
-          f"wrote {write_rows(args.out / 'sweeps.csv', rows)} and {plot(rows, args.out / 'sweeps.png')}")
-    return 0
+    return rows
 
 
 def plot(rows: list[dict], path: Path) -> Path:

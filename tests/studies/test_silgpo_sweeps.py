@@ -40,3 +40,17 @@ def test_a_kept_curve_is_read_not_trained(tmp_path, capsys):
     assert got == Curve.read(path).best(within=sweeps.EPISODES)
     assert "trained" not in capsys.readouterr().err
     assert not (folder / path.name).exists()
+
+
+def test_the_baselines_place_the_same_in_two_processes_as_in_one(monkeypatch, tmp_path, capsys):
+    # --jobs spreads the placements over processes; the table and the CSV must not change with it
+    tables = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"jobs{jobs}"
+        monkeypatch.setattr(sys, "argv", ["sweeps", "--figures", "requests", "--seeds", "2", "--only",
+                                          "preferred,mfds-fpr", "--jobs", str(jobs), "--out", str(out)])
+        assert sweeps.main() == 0
+        tables[jobs] = [line for line in capsys.readouterr().out.splitlines() if " s; wrote " not in line]
+        assert (out / "sweeps.csv").read_text().count("mfds-fpr") == 10  # 5 points × 2 instances
+    assert tables[1] == tables[2]
+    assert (tmp_path / "jobs1" / "sweeps.csv").read_text() == (tmp_path / "jobs2" / "sweeps.csv").read_text()
