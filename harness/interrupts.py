@@ -87,3 +87,24 @@ def die_with_parent() -> None:
         return
     if os.getppid() == 1:  # the parent died before the call: nobody would send it
         os._exit(1)
+
+
+def deaf_worker() -> None:
+    """A process pool's worker (its initializer): dies with its parent (``die_with_parent``) and is
+    deaf to Ctrl-C, which a terminal sends to the whole process group. The parent alone decides,
+    keeps what finished and kills the workers (``kill_pool``): a worker interrupted mid-task would
+    pass for a failed task, or break the pool, and a second Ctrl-C could leave the pool hung."""
+    die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def kill_pool(pool) -> None:
+    """Every worker of a ``concurrent.futures.ProcessPoolExecutor`` killed and what is queued
+    dropped: a task running cannot be stopped otherwise (``shutdown`` waits for it, and for the
+    ones already handed to the workers' queue)."""
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            proc.kill()
+        except Exception:
+            pass  # already gone
+    pool.shutdown(wait=True, cancel_futures=True)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from harness import shipped
+from harness.interrupts import kill_pool
 from harness.leaderboard.spec import SCENARIO_APPS, Leaderboard, Track
 
 LIVE = "live"  # a live cell's failure key ends with it
@@ -295,13 +296,14 @@ def _worker_init() -> None:
 
 
 def _pool_worker_init() -> None:
-    """A process pool's worker: as ``_worker_init``, and deaf to Ctrl-C, which a terminal sends to
-    the whole process group: the parent alone decides, keeps what finished and kills the workers
-    (a worker interrupted mid-cell would pass for a failed cell, or break the pool)."""
-    import signal
+    """A process pool's worker: as ``_worker_init``, and deaf to Ctrl-C (``interrupts.deaf_worker``):
+    a cell's fate is the parent's to decide."""
+    import torch
 
-    _worker_init()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from harness.interrupts import deaf_worker
+
+    deaf_worker()
+    torch.set_num_threads(1)
 
 
 Done = Callable[["Cell", "list[dict] | None", "str | None"], None]
@@ -336,16 +338,6 @@ def run_cells(todo: list[Cell], out: Path, model_dir: Path, jobs: int, on_done: 
             on_done(cell, None, "its worker process died, twice")
 
 
-def _kill_workers(pool: cf.ProcessPoolExecutor) -> None:
-    """Every worker of ``pool`` killed (a cell past its budget cannot be stopped otherwise)."""
-    for proc in list((getattr(pool, "_processes", None) or {}).values()):
-        try:
-            proc.kill()
-        except Exception:
-            pass  # already gone
-    pool.shutdown(wait=True, cancel_futures=True)
-
-
 def _pass(todo: list[Cell], out: Path, model_dir: Path, jobs: int, on_done: Done, last: bool = False,
           budget_s: float = CELL_BUDGET_S, stop: threading.Event | None = None) -> list[Cell]:
     """One pass over ``todo``; the cells in flight when a worker died (to be played again)."""
@@ -371,7 +363,7 @@ def _pass(todo: list[Cell], out: Path, model_dir: Path, jobs: int, on_done: Done
                         if fut.done() and not fut.cancelled() and fut.exception() is None:
                             on_done(c, fut.result(), None)
                     pending.clear()
-                    _kill_workers(pool)
+                    kill_pool(pool)
                     return []
                 now = time.monotonic()
                 if not done and any(now - began[f] >= budget_s for f in pending):
@@ -382,7 +374,7 @@ def _pass(todo: list[Cell], out: Path, model_dir: Path, jobs: int, on_done: Done
                         else:
                             queue.insert(0, (c, attempt))
                     pending.clear()
-                    _kill_workers(pool)
+                    kill_pool(pool)
                     break
                 for fut in done:
                     c, attempt = pending.pop(fut)

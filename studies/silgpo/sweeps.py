@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.families.silgpo.baselines import DEPLOYERS, PAPERS
+from harness.interrupts import deaf_worker, kill_pool
 from harness.results.csvfile import write_rows
 from harness.results.stats import mean_ci95
 from harness.families.silgpo.world import ServiceGraph, ServiceGraphConfig, code_instance, delay
@@ -108,16 +109,18 @@ class _Later:
 @contextlib.contextmanager
 def placements(jobs: int) -> Iterator[Callable]:
     """``submit(fn, *args)``, whose ``.result()`` is ``fn(*args)``: run in ``jobs`` processes (spawned:
-    the parent may hold torch's threads), or in this one when ``jobs`` is 1. Leaving drops what
-    has not started (Ctrl-C does not wait for every HELAS run queued)."""
-    if jobs <= 1:
+    the parent may hold torch's threads), or in this one when ``jobs`` is 1. The workers ignore
+    Ctrl-C; on it, or on any error, they are killed and what is queued is dropped, at once."""
+    if jobs == 1:
         yield _Later
         return
-    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
+    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=deaf_worker)
     try:
         yield pool.submit
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    except BaseException:
+        kill_pool(pool)
+        raise
+    pool.shutdown()
 
 
 def agent_model(figure: str, value, k: int, folder: Path, flags: str) -> tuple[Path, list[str]]:
@@ -172,7 +175,8 @@ def main() -> int:
     ap.add_argument("--ready-only", action="store_true",
                     help="train nothing: SIL-GPO counts at the points whose models are all done")
     ap.add_argument("--jobs", type=int, default=1,
-                    help="processes placing the baselines (one core each; the numbers do not depend on it)")
+                    help="processes placing the baselines, each a core (besides an agent trained with --agent-dir); "
+                         "the numbers do not depend on it")
     ap.add_argument("--out", type=Path, default=Path("results/silgpo"), help="where sweeps.csv and sweeps.png go")
     args = ap.parse_args()
     if args.jobs < 1:

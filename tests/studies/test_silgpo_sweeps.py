@@ -3,6 +3,9 @@ and the best one, and its rank. No model is trained: the agent's delay is given.
 
 import sys
 
+import numpy as np
+import pytest
+
 from studies.silgpo import sweeps
 
 
@@ -43,7 +46,10 @@ def test_a_kept_curve_is_read_not_trained(tmp_path, capsys):
 
 
 def test_the_baselines_place_the_same_in_two_processes_as_in_one(monkeypatch, tmp_path, capsys):
-    # --jobs spreads the placements over processes; the table and the CSV must not change with it
+    # --jobs spreads the placements over processes; the table and the CSV must not change with it,
+    # and each row is its deployer's placement of its own instance, with its random stream
+    import csv
+
     tables = {}
     for jobs in (1, 2):
         out = tmp_path / f"jobs{jobs}"
@@ -51,6 +57,39 @@ def test_the_baselines_place_the_same_in_two_processes_as_in_one(monkeypatch, tm
                                           "preferred,mfds-fpr", "--jobs", str(jobs), "--out", str(out)])
         assert sweeps.main() == 0
         tables[jobs] = [line for line in capsys.readouterr().out.splitlines() if " s; wrote " not in line]
-        assert (out / "sweeps.csv").read_text().count("mfds-fpr") == 10  # 5 points × 2 instances
     assert tables[1] == tables[2]
     assert (tmp_path / "jobs1" / "sweeps.csv").read_text() == (tmp_path / "jobs2" / "sweeps.csv").read_text()
+    with open(tmp_path / "jobs2" / "sweeps.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 5 * 2 * 2  # points × instances × deployers
+    for r in rows:
+        k = int(r["instance_seed"]) - sweeps.FIRST_SEED
+        g = sweeps.instance("requests", int(r["value"]), k)
+        placed = sweeps.DEPLOYERS[r["deployer"]](g, np.random.default_rng(k))
+        assert float(r["total_delay"]) == pytest.approx(sweeps.delay(g, placed).total, rel=1e-12)
+
+
+def test_an_interrupt_stops_the_placing_processes_at_once():
+    # Ctrl-C (or any error) must not wait for the placements running or queued (HELAS: minutes each)
+    import os
+    import time
+
+    t = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        with sweeps.placements(2) as submit:
+            workers = {submit(os.getpid).result() for _ in range(4)}
+            for _ in range(6):
+                submit(time.sleep, 120)
+            raise KeyboardInterrupt
+    assert time.monotonic() - t < 60  # not one sleep's 120 s: the workers are killed, the queue dropped
+    for pid in workers:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_jobs_below_one_is_refused(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["sweeps", "--jobs", "0"])
+    with pytest.raises(SystemExit) as stop:
+        sweeps.main()
+    assert stop.value.code == 2
+    assert "--jobs must be 1 or more, not 0" in capsys.readouterr().err
