@@ -67,8 +67,6 @@ FIRST_SEED = 3  # the authors' module seeds its generators with 3 on import: the
 def distinct_points() -> list[tuple[str, object]]:
     """Every (figure, value) of Figs 8-10 whose setting is not an earlier one's (Fig. 8's λ 2-4
     and Fig. 10's 30 requests are both the default setting): 14 of the 15."""
-    from harness.families.silgpo.world import ServiceGraphConfig
-
     seen, out = set(), []
     for figure, values in SWEEPS.items():
         for value in values:
@@ -77,6 +75,13 @@ def distinct_points() -> list[tuple[str, object]]:
                 seen.add(cfg)
                 out.append((figure, value))
     return out
+
+
+def first_of_its_setting(figure: str, value) -> tuple[str, object]:
+    """The point of ``distinct_points`` with this point's setting (Fig. 10's 30 requests: Fig. 8's
+    λ 2-4): the one whose models stand for both."""
+    cfg = ServiceGraphConfig(silgpo_compat=True).sweep(figure, value)
+    return next(p for p in distinct_points() if ServiceGraphConfig(silgpo_compat=True).sweep(*p) == cfg)
 
 
 def label(value) -> str:
@@ -128,7 +133,9 @@ def agent_model(figure: str, value, k: int, folder: Path, flags: str) -> tuple[P
     seed k + 1): the one naming rule of this script and of ``studies.silgpo.trainings``. At the
     default setting the first instance is the authors' and its training seed 1: with Table II's
     recipe that is the ranking's seed 1 (the same world and flags: the same model, bit for bit),
-    kept in the folder above ``folder``, as ``MODELS`` holds ``MODELS/sweeps``."""
+    kept in the folder above ``folder``, as ``MODELS`` holds ``MODELS/sweeps``. A point whose
+    setting an earlier one has reads that one's models (``first_of_its_setting``)."""
+    figure, value = first_of_its_setting(figure, value)
     default = ServiceGraphConfig(silgpo_compat=True)
     if k == 0 and flags == RECIPE and default.sweep(figure, value) == default:
         return model(folder.parent, EPISODES, "gat", "auto", False, 1)

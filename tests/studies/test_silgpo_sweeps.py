@@ -93,3 +93,16 @@ def test_jobs_below_one_is_refused(monkeypatch, capsys):
         sweeps.main()
     assert stop.value.code == 2
     assert "--jobs must be 1 or more, not 0" in capsys.readouterr().err
+
+
+def test_every_point_reads_a_model_the_queue_trains():
+    # Fig. 10's 30 requests is Fig. 8's λ 2-4 (the default setting): it must read that point's
+    # models, which studies.silgpo.trainings trains once, not ask for two more of its own
+    folder = sweeps.AGENT_DIR
+    queued = {sweeps.agent_model(f, v, k, folder, sweeps.RECIPE)[0] for f, v in sweeps.distinct_points() for k in range(3)}
+    asked = {sweeps.agent_model(f, v, k, folder, sweeps.RECIPE)[0]
+             for f, values in sweeps.SWEEPS.items() for v in values for k in range(3)}
+    assert asked == queued
+    assert len(queued) == 14 * 3
+    assert sweeps.agent_model("requests", 30, 1, folder, sweeps.RECIPE) == sweeps.agent_model("arrival", (2, 4), 1, folder,
+                                                                                             sweeps.RECIPE)
