@@ -102,3 +102,17 @@ def test_the_optimum_is_the_best_of_every_assignment_and_no_baseline_beats_it():
         assert delay(g, deploy(g, np.random.default_rng(0), **kw)).total >= opt - 1e-12, name
     with pytest.raises(ValueError, match="tiny"):
         optimal(code_instance())
+
+
+def test_helas_keeps_the_same_share_of_the_agents_budget_on_every_instance():
+    # SIL-GPO's training computes the delay once a step, so its budget grows with the instances an
+    # episode places; HELAS's generations follow (its evaluations per generation do not depend on them)
+    from harness.families.silgpo.baselines import helas_generations
+
+    assert helas_generations(code_instance()) == 570  # the authors' instance: the ranking's budget, unchanged
+    shares = []
+    for sweep, value in (("arrival", (1, 3)), ("arrival", (5, 7)), ("requests", 10)):
+        g = code_instance(ServiceGraphConfig(silgpo_compat=True).sweep(sweep, value))
+        shares.append(helas_generations(g) / len(g.to_place()))
+    assert max(shares) - min(shares) < 0.05 and len(code_instance(ServiceGraphConfig(silgpo_compat=True).sweep(
+        "arrival", (5, 7))).to_place()) > 100

@@ -31,7 +31,10 @@ scaling rules are not published).
   is about 124,000 evaluations of the delay, close to the 139,000 delay computations of harness's
   2,000-episode training of SIL-GPO. HELAS's result depends on it up to about 63,000 (5 seeds
   there: 37.5 with 30 genomes × 40 generations, 28.4 with 60 × 160, 27.5 with 60 × 400 and with
-  120 × 400; studies/silgpo).
+  120 × 400; studies/silgpo). The agent's computations grow with the instances an episode
+  places, so HELAS's generations do too (``helas_generations``): the same share of the agent's
+  budget on every instance (Figs 8-10 place 26-116), not a fixed one that starves it on the
+  large ones.
 
 - ``optimal``: the exact optimum of the same problem on a tiny instance, by enumeration: each
   service's instances as a multiset of servers (instances of one service are alike), every
@@ -152,9 +155,19 @@ def _decode(g: ServiceGraph, genes: np.ndarray, rng: np.random.Generator) -> tup
     return X, placed
 
 
-def helas(g: ServiceGraph, rng: np.random.Generator, population: int = 120, generations: int = 570,
+AUTHORS_INSTANCES, AUTHORS_GENERATIONS = 62, 570  # HELAS's budget on the authors' instance (above)
+
+
+def helas_generations(g: ServiceGraph) -> int:
+    """HELAS's generations on ``g``: the authors' instance's 570 in proportion to the instances
+    an episode places, as SIL-GPO's training makes its delay computations (one a step)."""
+    return max(1, round(AUTHORS_GENERATIONS * len(g.to_place()) / AUTHORS_INSTANCES))
+
+
+def helas(g: ServiceGraph, rng: np.random.Generator, population: int = 120, generations: int | None = None,
           crossover: float = 0.8, tournament: int = 3, elite: int = 2, local_genes: int = 10) -> np.ndarray:
     genes_n = len(g.to_place())
+    generations = helas_generations(g) if generations is None else generations
 
     def evaluate(genes):
         X, placed = _decode(g, genes, rng)
