@@ -17,7 +17,10 @@ ranking's seed 1, kept in the folder above), trained where missing,
 resumed where stopped (``.ckpt``), so the sweep spans sessions. Its number is the best of its
 greedy evaluations (a deployment it built on that very instance: the most generous reading of a
 training, within the recipe's episodes); a model whose best came in its last 400 episodes is
-named, as it may not have converged. Each row then gives SIL-GPO's margin over HELAS, MFDS-FPR and the best baseline
+named, as it may not have converged, and once ``studies.silgpo.trainings`` (group ``longer``) has
+gone on with it to 3,000 episodes the point gets a second line, ``sil-gpo-3000``: its best within
+them beside the others' (would more training change the verdict?). HELAS's generations grow with
+the instances placed, as the agent's budget does (``baselines.helas_generations``). Each row then gives SIL-GPO's margin over HELAS, MFDS-FPR and the best baseline
 beside the paper's (−32.6/−24.8/−19.4 % in Fig. 8, −28.6/−20.7/−15.5 % in Fig. 9,
 −35.2/−25.4/−10.6 % in Fig. 10, against HELAS/MFDS-FPR/RSDQL), and each figure ends with the
 mean margins over its points (the paper gives one number per sweep) and at how many SIL-GPO ranks
@@ -61,6 +64,8 @@ AGENT_DIR = MODELS / "sweeps"
 EPISODES = 2000
 RECIPE = f"--episodes {EPISODES}"
 LATE = 400  # a model whose best came in its last 400 episodes is named (it may not have converged)
+LONGER = 3000  # ... and continued to here (studies.silgpo.trainings, group "longer"): would more training change it?
+AGENT, CONTINUED = "sil-gpo", f"sil-gpo-{LONGER}"  # the recipe's; with its late models continued (the CSV's names)
 FIRST_SEED = 3  # the authors' module seeds its generators with 3 on import: the instance their main.py trains on
 
 
@@ -163,9 +168,40 @@ def agent_delay(figure: str, value, k: int, folder: Path, flags: str, ready_only
     if not done:
         print(f"    trained {path.stem} in {time.monotonic() - t:.0f} s", file=sys.stderr, flush=True)
     curve = Curve.read(path)
-    if curve.best_at() > episodes - LATE:  # still improving near the end: a longer run may go lower
-        print(f"    {path.stem}: its best came at episode {curve.best_at()} of {episodes}", file=sys.stderr, flush=True)
+    if late(curve, episodes):
+        print(f"    {path.stem}: its best came at episode {curve.best_at(episodes)} of {episodes}", file=sys.stderr, flush=True)
     return curve.best(within=episodes)  # a model trained on past the recipe reports what the recipe gives
+
+
+def late(curve, episodes: int = EPISODES) -> bool:
+    """Whether a training stopped at ``episodes`` had its best in its last ``LATE``: still improving
+    near the end, so a longer run may go lower."""
+    return curve.best_at(within=episodes) > episodes - LATE
+
+
+def longer_flags(flags: str) -> str:
+    """The recipe's flags with ``LONGER`` episodes: the same training, gone on (its learning rates
+    decay over the code's 20,000 episodes, so stopping at 2,000 changes nothing before it)."""
+    argv = flags.split()
+    argv[argv.index("--episodes") + 1] = str(LONGER)
+    return " ".join(argv)
+
+
+def continued_delay(figure: str, value, k: int, folder: Path, flags: str) -> float | None:
+    """SIL-GPO's best on instance ``k`` with its model continued to ``LONGER`` episodes if it was
+    late (its best within them), else its recipe's best (not late: not continued); None while a
+    late model has not been continued, or the model is not done."""
+    from harness.policies import world_learners
+    from harness.families.silgpo.agent import Curve
+
+    path, argv = agent_model(figure, value, k, folder, flags)
+    episodes = world_learners.parse("sil-gpo", argv)[0].episodes
+    if not world_learners.has_episodes(path, episodes):
+        return None
+    curve = Curve.read(path)
+    if not late(curve, episodes):
+        return curve.best(within=episodes)
+    return curve.best(within=LONGER) if world_learners.has_episodes(path, LONGER) else None
 
 
 def main() -> int:
@@ -189,7 +225,7 @@ def main() -> int:
     if args.jobs < 1:
         ap.error(f"--jobs must be 1 or more, not {args.jobs}")
     names, t0 = args.only.split(","), time.monotonic()
-    columns = names + (["sil-gpo"] if args.agent_dir else [])
+    columns = names + ([AGENT] if args.agent_dir else [])
     figures = args.figures.split(",")
     for figure in figures:
         for value in SWEEPS[figure]:
@@ -223,8 +259,7 @@ def _table(args, figures: list[str], names: list[str], columns: list[str],
         margin = (f"   sil-gpo against (paper: {PAPER_MARGINS[figure]} % against helas/mfds-fpr/rsdql)"
                   if args.agent_dir else "")
         print(f"  {'value':>8s} {'N':>4s} " + " ".join(f"{n:>17s}" for n in columns) + "   ranking" + margin)
-        margins: list[dict[str, float]] = []  # per point with the agent: its margin against each baseline
-        firsts = 0
+        standings: dict[str, list[tuple[dict[str, float], bool]]] = {AGENT: [], CONTINUED: []}  # per point: margins, first
         for value in SWEEPS[figure]:
             worlds = [instance(figure, value, k) for k in range(args.seeds)]
             runs = {name: [f.result() for f in futures] for name, futures in placing[first_of_its_setting(figure, value)].items()}
@@ -233,33 +268,49 @@ def _table(args, figures: list[str], names: list[str], columns: list[str],
                 agent = [agent_delay(figure, value, s, args.agent_dir, args.train_flags, args.ready_only)
                          for s in range(len(worlds))]
                 if all(d is not None for d in agent):
-                    runs["sil-gpo"] = agent
+                    runs[AGENT] = agent
+                    continued = [continued_delay(figure, value, s, args.agent_dir, args.train_flags) for s in range(len(worlds))]
+                    if continued != agent and all(d is not None for d in continued):  # a late model at this point, continued
+                        runs[CONTINUED] = continued
             rows += [{"figure": FIGURE_NUMBER[figure], "sweep": figure, "value": label(value), "deployer": name,
                       "instance_seed": FIRST_SEED + k, "total_delay": d}
                      for name, v in runs.items() for k, d in enumerate(v)]
-            cells = {name: mean_ci95(v) for name, v in runs.items()}
+            cells = {name: mean_ci95(v) for name, v in runs.items() if name != CONTINUED}
             rank = sorted(cells, key=lambda n: cells[n][0])
             line = (f"  {label(value):>8s} {int(np.mean([len(g.to_place()) for g in worlds])):4d} "
                     + " ".join(f"{cells[n][0]:9.2f} ± {cells[n][1] or 0:5.2f}" if n in cells
                                else f"{f'{sum(d is not None for d in agent)} of {len(agent)} done':>17s}" for n in columns)
                     + "   " + " < ".join(rank))
-            if "sil-gpo" in runs:  # paired by instance: the agent and each baseline placed the same ones
-                best = min(names, key=lambda n: cells[n][0])
-                against = {**{n: n for n in PAPERS if n in runs}, "best": best}
-                gaps = {role: 100 * float(np.mean([a / b - 1 for a, b in zip(runs["sil-gpo"], runs[n])]))
-                        for role, n in against.items()}
-                line += "   " + ", ".join(f"{role if role != 'best' else f'best ({best})'} {x:+.1f} %"
-                                          for role, x in gaps.items())
-                margins.append(gaps)
-                firsts += rank[0] == "sil-gpo"
+            for who in (AGENT, CONTINUED):
+                if who in runs:  # paired by instance: the agent and each baseline placed the same ones
+                    gaps, best, first = standing(runs, names, who)
+                    if who == CONTINUED:
+                        line += (f"\n  {'':>13s} late models continued to {LONGER:,} episodes: {np.mean(runs[who]):.2f}"
+                                 f"{', first' if first else ''}")
+                    line += "   " + ", ".join(f"{role if role != 'best' else f'best ({best})'} {x:+.1f} %"
+                                              for role, x in gaps.items())
+                    standings[who].append((gaps, first))
             print(line, flush=True)
-        if margins:  # the paper gives one margin per sweep: the mean over its points sets beside it
-            mean = {n: np.mean([m[n] for m in margins]) for n in margins[0]}
-            print(f"  mean over {len(margins)} of {len(SWEEPS[figure])} points: "
-                  + ", ".join(f"{n} {x:+.1f} %" for n, x in mean.items())
-                  + f"; sil-gpo first at {firsts} of {len(margins)} (paper: {PAPER_MARGINS[figure]} % against "
-                    f"helas/mfds-fpr/rsdql, first everywhere)")
+        for who, points in standings.items():
+            if points:  # the paper gives one margin per sweep: the mean over its points sets beside it
+                mean = {role: np.mean([gaps[role] for gaps, _ in points]) for role in points[0][0]}
+                print(f"  {'' if who == AGENT else f'late models continued to {LONGER:,} episodes, at the points with one: '}"
+                      f"mean over {len(points)} of {len(SWEEPS[figure])} points: "
+                      + ", ".join(f"{n} {x:+.1f} %" for n, x in mean.items())
+                      + f"; sil-gpo first at {sum(first for _, first in points)} of {len(points)} (paper: "
+                        f"{PAPER_MARGINS[figure]} % against helas/mfds-fpr/rsdql, first everywhere)")
     return rows
+
+
+def standing(runs: dict[str, list[float]], names: list[str], agent: str) -> tuple[dict[str, float], str, bool]:
+    """At a point: the agent's mean margin (%, paired by instance) against each of the paper's
+    baselines and against the best of ``names`` (role "best"), which that is, and whether the
+    agent's mean is below every one of them."""
+    means = {n: float(np.mean(runs[n])) for n in names}
+    best = min(names, key=means.get)
+    against = {**{n: n for n in PAPERS if n in runs}, "best": best}
+    gaps = {role: 100 * float(np.mean([a / b - 1 for a, b in zip(runs[agent], runs[n])])) for role, n in against.items()}
+    return gaps, best, float(np.mean(runs[agent])) < means[best]
 
 
 def plot(rows: list[dict], path: Path) -> Path:

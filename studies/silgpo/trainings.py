@@ -25,7 +25,11 @@ The groups, in the order the lanes take them:
   seeds 3-5), Table II's recipe for 2,000 episodes (``sweeps.RECIPE``; ``studies.silgpo.sweeps
   --agent-dir``; Fig. 8's λ 2-4 and Fig. 10's 30 requests are one setting, trained once, and its
   first instance is the ranking's seed 1), every point's first instance first, so the figures fill
-  in whole, one instance at a time.
+  in whole, one instance at a time;
+- ``longer``: each sweep model whose best came in its last 400 episodes (``sweeps.late``), gone on
+  to 3,000 (``sweeps.LONGER``) from its saved state: the same training run longer, whose curve
+  keeps the 2,000 episodes the figures read. Would more training change them? (Listed once its
+  model is done.)
 
 The names and flags are those scripts' own (``agent.model``, ``agent.rsdql_model``,
 ``sweeps.agent_model``), so they find what this trained. A model being trained is locked
@@ -54,7 +58,7 @@ from harness.policies.world_learners import has_episodes
 from studies.silgpo import MODELS, agent, sweeps
 
 EPISODES = 2000  # the authors' max_train_episodes is 20,000; their logged agent converged by 1,560
-GROUPS = ("ranking", "paper", "light", "ablations", "sweeps")
+GROUPS = ("ranking", "paper", "light", "ablations", "sweeps", "longer")
 PLAYED = ("ranking", "paper", "ablations")  # the groups whose weights the study loads again (and so keeps)
 WORK = Path(os.environ.get("HARNESS_SILGPO_TRAININGS", "~/.cache/harness/silgpo-trainings")).expanduser()
 
@@ -103,6 +107,13 @@ def jobs(models: Path = MODELS, groups=GROUPS) -> list[Job]:
                 if path.parent != folder:  # the ranking's seed 1 (sweeps.agent_model): trained there
                     continue
                 out.append(Job("sweeps", "sil-gpo", path, argv))
+    if "longer" in groups:  # listed once its recipe's model is done, so a queue started before does not see it
+        from harness.families.silgpo.agent import Curve
+
+        for job in jobs(models, ("sweeps",)):
+            if has_episodes(job.path, job.episodes()) and sweeps.late(Curve.read(job.path), job.episodes()):
+                argv = sweeps.longer_flags(" ".join(job.argv)).split()
+                out.append(Job("longer", "sil-gpo", job.path, argv))
     return out
 
 

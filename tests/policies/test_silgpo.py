@@ -48,6 +48,7 @@ def test_the_curves_best_within_its_first_episodes_is_what_a_shorter_training_re
     c = Curve(episodes=[10, 20, 30, 40], delay=[60.0, 40.0, 41.0, 30.0])
     assert c.best() == 30.0 and c.best(within=35) == 40.0 and c.best(within=10) == 60.0
     assert c.best_at() == 40 and Curve(episodes=[10, 20], delay=[5.0, 5.0]).best_at() == 10
+    assert c.best_at(within=35) == 20  # where a training stopped at 35 had its best
 
 
 @pytest.mark.parametrize("encoder", ["gat", "mlp"])

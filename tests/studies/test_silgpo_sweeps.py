@@ -27,6 +27,24 @@ def test_a_ready_agent_gets_its_margins_and_rank(monkeypatch, tmp_path, capsys):
     assert (tmp_path / "sweeps.csv").read_text().count("sil-gpo") == 5
 
 
+def test_a_point_with_a_late_model_continued_gets_a_second_line(monkeypatch, tmp_path, capsys):
+    # at the code's greedy by the recipe; a late model continued to 3,000 episodes goes 10 % below it
+    def the_greedy(figure, value, k, folder, flags, ready_only=False):
+        g = sweeps.instance(figure, value, k)
+        return sweeps.delay(g, sweeps.DEPLOYERS["preferred"](g, None)).total
+
+    monkeypatch.setattr(sweeps, "agent_delay", the_greedy)
+    monkeypatch.setattr(sweeps, "continued_delay", lambda *a: 0.9 * the_greedy(*a))
+    monkeypatch.setattr(sys, "argv", ["sweeps", "--figures", "requests", "--seeds", "1", "--only", "preferred",
+                                      "--agent-dir", str(tmp_path / "agents"), "--ready-only", "--out", str(tmp_path)])
+    assert sweeps.main() == 0
+    out = capsys.readouterr().out
+    assert "sil-gpo first at 0 of 5" in out and out.count("best (preferred) +0.0 %") == 5
+    assert out.count("late models continued to 3,000 episodes: ") == 5 and out.count("best (preferred) -10.0 %") == 5
+    assert "at the points with one: mean over 5 of 5 points: best -10.0 %; sil-gpo first at 5 of 5" in out
+    assert (tmp_path / "sweeps.csv").read_text().count("sil-gpo-3000") == 5
+
+
 def test_a_kept_curve_is_read_not_trained(tmp_path, capsys):
     # the repository keeps a finished sweep model's .json and curve, not its weights: its best is
     # read from them, and nothing says it was trained

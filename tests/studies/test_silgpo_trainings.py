@@ -58,3 +58,35 @@ def test_the_list_ends_with_what_is_left_at_the_pace_of_the_done_trainings(tmp_p
     torch.save({"state": {"episode": 500}}, resumed)
     assert trainings.left(queue, models, work) == \
         "2 of 6 done; 7,500 episodes left in 4 trainings, about 4 lane-hours at the pace of the done ones"
+
+
+def test_a_late_sweep_model_is_continued_and_the_figures_still_read_its_first_2000_episodes(tmp_path):
+    """The "longer" group goes on with a sweep model whose best came in its last 400 episodes, not
+    with one that had its best early; the sweeps read the recipe's best from the continued curve
+    as before, and the continued best beside it once the continuation is done."""
+    import json
+
+    from studies.silgpo import sweeps
+
+    folder = tmp_path / "sweeps"
+    folder.mkdir()
+    (late_path, late_argv), (early_path, _) = (sweeps.agent_model("chain", (3, 5), k, folder, sweeps.RECIPE)
+                                               for k in (0, 1))
+
+    def save(path, episodes, delays):
+        path.with_suffix(".json").write_text(json.dumps({"args": {"episodes": episodes}}))
+        path.with_suffix(".curve.csv").write_text(
+            "episode,delay,sil_on\n" + "".join(f"{e},{d},False\n" for e, d in zip(range(100, episodes + 1, 100), delays)))
+
+    save(late_path, 2000, [30.0] * 18 + [29.0, 30.0])  # best at 1,900
+    save(early_path, 2000, [30.0] * 4 + [28.0] + [30.0] * 15)  # best at 500
+    longer = trainings.jobs(tmp_path, groups=("longer",))
+    assert [(job.path, job.episodes()) for job in longer] == [(late_path, sweeps.LONGER)]
+    assert longer[0].argv == [*late_argv[:1], str(sweeps.LONGER), *late_argv[2:]]  # the same training, longer
+    read = {k: (sweeps.agent_delay("chain", (3, 5), k, folder, sweeps.RECIPE, ready_only=True),
+                sweeps.continued_delay("chain", (3, 5), k, folder, sweeps.RECIPE)) for k in (0, 1)}
+    assert read == {0: (29.0, None), 1: (28.0, 28.0)}  # the late one's continuation pending
+    save(late_path, sweeps.LONGER, [30.0] * 18 + [29.0, 30.0] + [28.5] * 5 + [27.5] * 5)
+    assert sweeps.agent_delay("chain", (3, 5), 0, folder, sweeps.RECIPE, ready_only=True) == 29.0
+    assert sweeps.continued_delay("chain", (3, 5), 0, folder, sweeps.RECIPE) == 27.5
+    assert trainings.jobs(tmp_path, groups=("longer",))[0].done(tmp_path, tmp_path / "work")

@@ -115,9 +115,10 @@ class Curve:
         stopped there reports (the loop reads the episode count only as where to stop)."""
         return min(d for e, d in zip(self.episodes, self.delay) if within is None or e <= within)
 
-    def best_at(self) -> int:
-        """The first episode at the lowest evaluation."""
-        return self.episodes[self.delay.index(min(self.delay))]
+    def best_at(self, within: int | None = None) -> int:
+        """The first episode at the lowest evaluation (of the first ``within`` episodes if given)."""
+        best = self.best(within)
+        return next(e for e, d in zip(self.episodes, self.delay) if d == best)
 
     def first_at(self, target: float) -> int | None:
         """The first episode whose evaluation is at or below ``target`` (None if none is)."""
