@@ -18,9 +18,13 @@ resumed where stopped (``.ckpt``), so the sweep spans sessions. Its number is th
 greedy evaluations (a deployment it built on that very instance: the most generous reading of a
 training, within the recipe's episodes); a model whose best came in its last 400 episodes is
 named, as it may not have converged, and once ``studies.silgpo.trainings`` (group ``longer``) has
-gone on with it to 3,000 episodes the point gets a second line, ``sil-gpo-3000``: its best within
-them beside the others' (would more training change the verdict?). HELAS's generations grow with
-the instances placed, as the agent's budget does (``baselines.helas_generations``). Each row then gives SIL-GPO's margin over HELAS, MFDS-FPR and the best baseline
+gone on with it to 3,000 episodes the point gets a second line, ``sil-gpo-late-to-3000`` (the
+table and the CSV, not the figures): its best within them, the others' as they were, ranked and
+set against the baselines as they were, whether it went lower or not; the figure's summary puts it
+beside the recipe's reading of the same points. It answers whether more training would change the
+verdict, at a larger budget than HELAS's and with more evaluations to take the best of. HELAS's
+generations grow with the instances placed, as the agent's budget does
+(``baselines.helas_generations``). Each row then gives SIL-GPO's margin over HELAS, MFDS-FPR and the best baseline
 beside the paper's (−32.6/−24.8/−19.4 % in Fig. 8, −28.6/−20.7/−15.5 % in Fig. 9,
 −35.2/−25.4/−10.6 % in Fig. 10, against HELAS/MFDS-FPR/RSDQL), and each figure ends with the
 mean margins over its points (the paper gives one number per sweep) and at how many SIL-GPO ranks
@@ -65,7 +69,7 @@ EPISODES = 2000
 RECIPE = f"--episodes {EPISODES}"
 LATE = 400  # a model whose best came in its last 400 episodes is named (it may not have converged)
 LONGER = 3000  # ... and continued to here (studies.silgpo.trainings, group "longer"): would more training change it?
-AGENT, CONTINUED = "sil-gpo", f"sil-gpo-{LONGER}"  # the recipe's; with its late models continued (the CSV's names)
+AGENT, CONTINUED = "sil-gpo", f"sil-gpo-late-to-{LONGER}"  # the recipe's; with its late models gone on (CSV names)
 FIRST_SEED = 3  # the authors' module seeds its generators with 3 on import: the instance their main.py trains on
 
 
@@ -187,21 +191,22 @@ def longer_flags(flags: str) -> str:
     return " ".join(argv)
 
 
-def continued_delay(figure: str, value, k: int, folder: Path, flags: str) -> float | None:
-    """SIL-GPO's best on instance ``k`` with its model continued to ``LONGER`` episodes if it was
-    late (its best within them), else its recipe's best (not late: not continued); None while a
-    late model has not been continued, or the model is not done."""
+def continued_delay(figure: str, value, k: int, folder: Path, flags: str) -> tuple[float | None, bool]:
+    """(SIL-GPO's best on instance ``k`` with its model gone on to ``LONGER`` episodes if it was
+    late, else its recipe's best; whether it was late). The best is None while a late model has not
+    been continued, or the model is not done. The ranking's model (the default setting's first
+    instance) is never continued: it is not late (its best at episode 1,180)."""
     from harness.policies import world_learners
     from harness.families.silgpo.agent import Curve
 
     path, argv = agent_model(figure, value, k, folder, flags)
     episodes = world_learners.parse("sil-gpo", argv)[0].episodes
     if not world_learners.has_episodes(path, episodes):
-        return None
+        return None, False
     curve = Curve.read(path)
     if not late(curve, episodes):
-        return curve.best(within=episodes)
-    return curve.best(within=LONGER) if world_learners.has_episodes(path, LONGER) else None
+        return curve.best(within=episodes), False
+    return (curve.best(within=LONGER) if world_learners.has_episodes(path, LONGER) else None), True
 
 
 def main() -> int:
@@ -259,7 +264,8 @@ def _table(args, figures: list[str], names: list[str], columns: list[str],
         margin = (f"   sil-gpo against (paper: {PAPER_MARGINS[figure]} % against helas/mfds-fpr/rsdql)"
                   if args.agent_dir else "")
         print(f"  {'value':>8s} {'N':>4s} " + " ".join(f"{n:>17s}" for n in columns) + "   ranking" + margin)
-        standings: dict[str, list[tuple[dict[str, float], bool]]] = {AGENT: [], CONTINUED: []}  # per point: margins, first
+        at: dict[str, dict[str, tuple[dict[str, float], bool]]] = {AGENT: {}, CONTINUED: {}}  # point: margins, first
+        late = improved = 0  # late models continued, and of those, ones whose best went lower
         for value in SWEEPS[figure]:
             worlds = [instance(figure, value, k) for k in range(args.seeds)]
             runs = {name: [f.result() for f in futures] for name, futures in placing[first_of_its_setting(figure, value)].items()}
@@ -270,8 +276,10 @@ def _table(args, figures: list[str], names: list[str], columns: list[str],
                 if all(d is not None for d in agent):
                     runs[AGENT] = agent
                     continued = [continued_delay(figure, value, s, args.agent_dir, args.train_flags) for s in range(len(worlds))]
-                    if continued != agent and all(d is not None for d in continued):  # a late model at this point, continued
-                        runs[CONTINUED] = continued
+                    if any(was for _, was in continued) and all(d is not None for d, _ in continued):  # improved or not
+                        runs[CONTINUED] = [d for d, _ in continued]
+                        late += sum(was for _, was in continued)
+                        improved += sum(c < a for (c, _), a in zip(continued, agent))
             rows += [{"figure": FIGURE_NUMBER[figure], "sweep": figure, "value": label(value), "deployer": name,
                       "instance_seed": FIRST_SEED + k, "total_delay": d}
                      for name, v in runs.items() for k, d in enumerate(v)]
@@ -283,26 +291,31 @@ def _table(args, figures: list[str], names: list[str], columns: list[str],
                     + "   " + " < ".join(rank))
             for who in (AGENT, CONTINUED):
                 if who in runs:  # paired by instance: the agent and each baseline placed the same ones
-                    gaps, best, first = standing(runs, names, who)
+                    gaps, best, first = margins_at(runs, names, who)
                     if who == CONTINUED:
-                        line += (f"\n  {'':>13s} late models continued to {LONGER:,} episodes: {np.mean(runs[who]):.2f}"
-                                 f"{', first' if first else ''}")
+                        line += (f"\n  {'':>13s} {CONTINUED}: {np.mean(runs[who]):.2f}{', first' if first else ''}")
                     line += "   " + ", ".join(f"{role if role != 'best' else f'best ({best})'} {x:+.1f} %"
                                               for role, x in gaps.items())
-                    standings[who].append((gaps, first))
+                    at[who][label(value)] = (gaps, first)
             print(line, flush=True)
-        for who, points in standings.items():
-            if points:  # the paper gives one margin per sweep: the mean over its points sets beside it
-                mean = {role: np.mean([gaps[role] for gaps, _ in points]) for role in points[0][0]}
-                print(f"  {'' if who == AGENT else f'late models continued to {LONGER:,} episodes, at the points with one: '}"
-                      f"mean over {len(points)} of {len(SWEEPS[figure])} points: "
-                      + ", ".join(f"{n} {x:+.1f} %" for n, x in mean.items())
-                      + f"; sil-gpo first at {sum(first for _, first in points)} of {len(points)} (paper: "
-                        f"{PAPER_MARGINS[figure]} % against helas/mfds-fpr/rsdql, first everywhere)")
+        if at[AGENT]:  # the paper gives one margin per sweep: the mean over its points sets beside it
+            print(f"  mean over {len(at[AGENT])} of {len(SWEEPS[figure])} points: {_means(at[AGENT], AGENT)} (paper: "
+                  f"{PAPER_MARGINS[figure]} % against helas/mfds-fpr/rsdql, first everywhere)")
+        if at[CONTINUED]:  # beside the recipe's reading of the same points
+            print(f"  {CONTINUED}, late models gone on to {LONGER:,} episodes ({late} here, {improved} of them lower; "
+                  f"HELAS's budget stays the recipe's), mean over its {len(at[CONTINUED])} points: "
+                  f"{_means(at[CONTINUED], CONTINUED)}; the recipe there: {_means({v: at[AGENT][v] for v in at[CONTINUED]}, AGENT)}")
     return rows
 
 
-def standing(runs: dict[str, list[float]], names: list[str], agent: str) -> tuple[dict[str, float], str, bool]:
+def _means(points: dict[str, tuple[dict[str, float], bool]], who: str) -> str:
+    """The mean margins over some points and at how many ``who`` is first."""
+    gaps = [g for g, _ in points.values()]
+    return (", ".join(f"{role} {np.mean([g[role] for g in gaps]):+.1f} %" for role in gaps[0])
+            + f"; {who} first at {sum(first for _, first in points.values())} of {len(points)}")
+
+
+def margins_at(runs: dict[str, list[float]], names: list[str], agent: str) -> tuple[dict[str, float], str, bool]:
     """At a point: the agent's mean margin (%, paired by instance) against each of the paper's
     baselines and against the best of ``names`` (role "best"), which that is, and whether the
     agent's mean is below every one of them."""
@@ -321,6 +334,7 @@ def plot(rows: list[dict], path: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    rows = [r for r in rows if r["deployer"] != CONTINUED]  # the figures: the recipe's; the table has the rest
     figures = list(dict.fromkeys(r["sweep"] for r in rows))
     colour = {name: f"C{k}" for k, name in enumerate(dict.fromkeys(r["deployer"] for r in rows))}  # one per deployer
     fig, axes = plt.subplots(1, len(figures), figsize=(5 * len(figures), 4), squeeze=False)

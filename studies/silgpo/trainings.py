@@ -28,8 +28,9 @@ The groups, in the order the lanes take them:
   in whole, one instance at a time;
 - ``longer``: each sweep model whose best came in its last 400 episodes (``sweeps.late``), gone on
   to 3,000 (``sweeps.LONGER``) from its saved state: the same training run longer, whose curve
-  keeps the 2,000 episodes the figures read. Would more training change them? (Listed once its
-  model is done.)
+  keeps the 2,000 episodes the figures read (checked before it replaces the kept one; without a
+  state saved at 2,000 it is passed by, not trained anew). Would more training change them?
+  (Listed once its model is done.)
 
 The names and flags are those scripts' own (``agent.model``, ``agent.rsdql_model``,
 ``sweeps.agent_model``), so they find what this trained. A model being trained is locked
@@ -107,7 +108,7 @@ def jobs(models: Path = MODELS, groups=GROUPS) -> list[Job]:
                 if path.parent != folder:  # the ranking's seed 1 (sweeps.agent_model): trained there
                     continue
                 out.append(Job("sweeps", "sil-gpo", path, argv))
-    if "longer" in groups:  # listed once its recipe's model is done, so a queue started before does not see it
+    if "longer" in groups:  # listed once its recipe's model is done: one finished during a run goes on at the next start
         from harness.families.silgpo.agent import Curve
 
         for job in jobs(models, ("sweeps",)):
@@ -167,6 +168,9 @@ def run(job: Job, models: Path = MODELS, work: Path = WORK) -> tuple[Job, str, f
             return job, "passed by: another process trains it", 0.0
         if has_episodes(job.path, job.episodes()):  # under the lock: another process may have just finished it
             return job, "done already", 0.0
+        if job.group == "longer" and agent.saved_episode(at) < sweeps.EPISODES:  # a fresh machine: none saved
+            return job, (f"passed by: no state saved at episode {sweeps.EPISODES:,} to go on from (it would train "
+                         f"anew and rewrite the curve the figures read)"), 0.0
         was = agent.standing(at)
         t = time.monotonic()
 
@@ -175,10 +179,22 @@ def run(job: Job, models: Path = MODELS, work: Path = WORK) -> tuple[Job, str, f
                 print(f"  {job.path.stem}: episode {episode}/{total}, evaluated {delay:.3f}", flush=True)
         print(f"{job.path.stem}: {was}, training", flush=True)
         world_learners.trained(job.learner, job.argv, at, progress)
+        if job.group == "longer" and not same_start(at, job.path, sweeps.EPISODES):
+            return job, f"trained, not kept: its first {sweeps.EPISODES:,} episodes differ from the kept curve's", 0.0
         job.path.parent.mkdir(parents=True, exist_ok=True)
-        for suffix in KEPT + ((".pt",) if job.group in PLAYED else ()):
-            shutil.copyfile(at.with_suffix(suffix), job.path.with_suffix(suffix))
+        for suffix in (*(s for s in KEPT if s != ".json"), *((".pt",) if job.group in PLAYED else ()), ".json"):
+            shutil.copyfile(at.with_suffix(suffix), job.path.with_suffix(suffix))  # .json last: it says "done"
         return job, f"trained ({was} before)", time.monotonic() - t
+
+
+def same_start(trained: Path, kept: Path, episodes: int) -> bool:
+    """Whether two models' curves agree over their first ``episodes``: a model gone on keeps the
+    evaluations the figures read."""
+    from harness.families.silgpo.agent import Curve
+
+    a, b = (Curve.read(p) for p in (trained, kept))
+    return [(e, d) for e, d in zip(a.episodes, a.delay) if e <= episodes] == \
+        [(e, d) for e, d in zip(b.episodes, b.delay) if e <= episodes]
 
 
 def background() -> str:

@@ -34,15 +34,35 @@ def test_a_point_with_a_late_model_continued_gets_a_second_line(monkeypatch, tmp
         return sweeps.delay(g, sweeps.DEPLOYERS["preferred"](g, None)).total
 
     monkeypatch.setattr(sweeps, "agent_delay", the_greedy)
-    monkeypatch.setattr(sweeps, "continued_delay", lambda *a: 0.9 * the_greedy(*a))
+    monkeypatch.setattr(sweeps, "continued_delay", lambda *a: (0.9 * the_greedy(*a), True))
     monkeypatch.setattr(sys, "argv", ["sweeps", "--figures", "requests", "--seeds", "1", "--only", "preferred",
                                       "--agent-dir", str(tmp_path / "agents"), "--ready-only", "--out", str(tmp_path)])
     assert sweeps.main() == 0
     out = capsys.readouterr().out
     assert "sil-gpo first at 0 of 5" in out and out.count("best (preferred) +0.0 %") == 5
-    assert out.count("late models continued to 3,000 episodes: ") == 5 and out.count("best (preferred) -10.0 %") == 5
-    assert "at the points with one: mean over 5 of 5 points: best -10.0 %; sil-gpo first at 5 of 5" in out
-    assert (tmp_path / "sweeps.csv").read_text().count("sil-gpo-3000") == 5
+    assert out.count("sil-gpo-late-to-3000: ") == 5 and out.count("best (preferred) -10.0 %") == 5
+    assert ("(5 here, 5 of them lower; HELAS's budget stays the recipe's), mean over its 5 points: best -10.0 %; "
+            "sil-gpo-late-to-3000 first at 5 of 5; the recipe there: best +0.0 %; sil-gpo first at 0 of 5") in out
+    assert (tmp_path / "sweeps.csv").read_text().count("sil-gpo-late-to-3000") == 5
+
+
+def test_a_continued_model_that_went_no_lower_still_counts(monkeypatch, tmp_path, capsys):
+    # a point's continued line stands whether or not its late model improved: a summary over only
+    # the points that improved would make going on look decisive
+    def the_greedy(figure, value, k, folder, flags, ready_only=False):
+        g = sweeps.instance(figure, value, k)
+        return 1.05 * sweeps.delay(g, sweeps.DEPLOYERS["preferred"](g, None)).total
+
+    def continued(figure, value, k, folder, flags):
+        return (0.8 if value == 10 else 1.0) * the_greedy(figure, value, k, folder, flags), True
+
+    monkeypatch.setattr(sweeps, "agent_delay", the_greedy)
+    monkeypatch.setattr(sweeps, "continued_delay", continued)
+    monkeypatch.setattr(sys, "argv", ["sweeps", "--figures", "requests", "--seeds", "1", "--only", "preferred",
+                                      "--agent-dir", str(tmp_path / "agents"), "--ready-only", "--out", str(tmp_path)])
+    assert sweeps.main() == 0
+    out = capsys.readouterr().out
+    assert "(5 here, 1 of them lower; " in out and "sil-gpo-late-to-3000 first at 1 of 5" in out
 
 
 def test_a_kept_curve_is_read_not_trained(tmp_path, capsys):

@@ -83,10 +83,14 @@ def test_a_late_sweep_model_is_continued_and_the_figures_still_read_its_first_20
     longer = trainings.jobs(tmp_path, groups=("longer",))
     assert [(job.path, job.episodes()) for job in longer] == [(late_path, sweeps.LONGER)]
     assert longer[0].argv == [*late_argv[:1], str(sweeps.LONGER), *late_argv[2:]]  # the same training, longer
+    kept = late_path.with_suffix(".curve.csv").read_text()
+    _, what, _ = trainings.run(longer[0], tmp_path, tmp_path / "work")  # no state saved here: not trained anew
+    assert what.startswith("passed by: no state saved at episode 2,000")
+    assert late_path.with_suffix(".curve.csv").read_text() == kept
     read = {k: (sweeps.agent_delay("chain", (3, 5), k, folder, sweeps.RECIPE, ready_only=True),
                 sweeps.continued_delay("chain", (3, 5), k, folder, sweeps.RECIPE)) for k in (0, 1)}
-    assert read == {0: (29.0, None), 1: (28.0, 28.0)}  # the late one's continuation pending
+    assert read == {0: (29.0, (None, True)), 1: (28.0, (28.0, False))}  # the late one's continuation pending
     save(late_path, sweeps.LONGER, [30.0] * 18 + [29.0, 30.0] + [28.5] * 5 + [27.5] * 5)
     assert sweeps.agent_delay("chain", (3, 5), 0, folder, sweeps.RECIPE, ready_only=True) == 29.0
-    assert sweeps.continued_delay("chain", (3, 5), 0, folder, sweeps.RECIPE) == 27.5
+    assert sweeps.continued_delay("chain", (3, 5), 0, folder, sweeps.RECIPE) == (27.5, True)
     assert trainings.jobs(tmp_path, groups=("longer",))[0].done(tmp_path, tmp_path / "work")

@@ -24,7 +24,7 @@ scaling rules are not published).
   proportional split, the "fair probabilistic routing";
 - ``helas``: HELAS (genetic algorithm with local search, fitness 1 / delay), with parameters
   of harness's choosing, since the paper gives none: 120 genomes (a server per instance), 570
-  generations, tournaments of 3, uniform crossover at 0.8, each gene mutated with probability
+  generations on the authors' instance (in proportion elsewhere, below), tournaments of 3, uniform crossover at 0.8, each gene mutated with probability
   2 / genes, the 2 best kept; each generation a local search moves 10 random genes of the best
   genome to their best server. A genome decodes instance by instance: a gene whose server is
   full goes to a random server with room. The budget, on the authors' instance (10 servers),
@@ -33,8 +33,8 @@ scaling rules are not published).
   there: 37.5 with 30 genomes × 40 generations, 28.4 with 60 × 160, 27.5 with 60 × 400 and with
   120 × 400; studies/silgpo). The agent's computations grow with the instances an episode
   places, so HELAS's generations do too (``helas_generations``): the same share of the agent's
-  budget on every instance (Figs 8-10 place 26-116), not a fixed one that starves it on the
-  large ones.
+  budget on every instance with 10 servers (a generation's evaluations depend on the servers, not
+  the instances; Figs 8-10 place 23-113 on 10), not a fixed one that starves it on the large ones.
 
 - ``optimal``: the exact optimum of the same problem on a tiny instance, by enumeration: each
   service's instances as a multiset of servers (instances of one service are alike), every
