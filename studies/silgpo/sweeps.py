@@ -183,6 +183,11 @@ def late(curve, episodes: int = EPISODES) -> bool:
     return curve.best_at(within=episodes) > episodes - LATE
 
 
+def episodes_in(argv: list[str]) -> int:
+    """The episodes ``harness train``'s flags ask for (read, not parsed: parsing builds the world)."""
+    return int(argv[argv.index("--episodes") + 1])
+
+
 def longer_flags(flags: str) -> str:
     """The recipe's flags with ``LONGER`` episodes: the same training, gone on (its learning rates
     decay over the code's 20,000 episodes, so stopping at 2,000 changes nothing before it)."""
@@ -200,7 +205,7 @@ def continued_delay(figure: str, value, k: int, folder: Path, flags: str) -> tup
     from harness.families.silgpo.agent import Curve
 
     path, argv = agent_model(figure, value, k, folder, flags)
-    episodes = world_learners.parse("sil-gpo", argv)[0].episodes
+    episodes = episodes_in(argv)
     if not world_learners.has_episodes(path, episodes):
         return None, False
     curve = Curve.read(path)
@@ -265,7 +270,7 @@ def _table(args, figures: list[str], names: list[str], columns: list[str],
                   if args.agent_dir else "")
         print(f"  {'value':>8s} {'N':>4s} " + " ".join(f"{n:>17s}" for n in columns) + "   ranking" + margin)
         at: dict[str, dict[str, tuple[dict[str, float], bool]]] = {AGENT: {}, CONTINUED: {}}  # point: margins, first
-        late = improved = 0  # late models continued, and of those, ones whose best went lower
+        gone_on = improved = 0  # late models continued, and of those, ones whose best went lower
         for value in SWEEPS[figure]:
             worlds = [instance(figure, value, k) for k in range(args.seeds)]
             runs = {name: [f.result() for f in futures] for name, futures in placing[first_of_its_setting(figure, value)].items()}
@@ -278,7 +283,7 @@ def _table(args, figures: list[str], names: list[str], columns: list[str],
                     continued = [continued_delay(figure, value, s, args.agent_dir, args.train_flags) for s in range(len(worlds))]
                     if any(was for _, was in continued) and all(d is not None for d, _ in continued):  # improved or not
                         runs[CONTINUED] = [d for d, _ in continued]
-                        late += sum(was for _, was in continued)
+                        gone_on += sum(was for _, was in continued)
                         improved += sum(c < a for (c, _), a in zip(continued, agent))
             rows += [{"figure": FIGURE_NUMBER[figure], "sweep": figure, "value": label(value), "deployer": name,
                       "instance_seed": FIRST_SEED + k, "total_delay": d}
@@ -302,7 +307,7 @@ def _table(args, figures: list[str], names: list[str], columns: list[str],
             print(f"  mean over {len(at[AGENT])} of {len(SWEEPS[figure])} points: {_means(at[AGENT], AGENT)} (paper: "
                   f"{PAPER_MARGINS[figure]} % against helas/mfds-fpr/rsdql, first everywhere)")
         if at[CONTINUED]:  # beside the recipe's reading of the same points
-            print(f"  {CONTINUED}, late models gone on to {LONGER:,} episodes ({late} here, {improved} of them lower; "
+            print(f"  {CONTINUED}, late models gone on to {LONGER:,} episodes ({gone_on} here, {improved} of them lower; "
                   f"HELAS's budget stays the recipe's), mean over its {len(at[CONTINUED])} points: "
                   f"{_means(at[CONTINUED], CONTINUED)}; the recipe there: {_means({v: at[AGENT][v] for v in at[CONTINUED]}, AGENT)}")
     return rows

@@ -72,7 +72,7 @@ class Job:
     argv: list[str]
 
     def episodes(self) -> int:
-        return int(self.argv[self.argv.index("--episodes") + 1])
+        return sweeps.episodes_in(self.argv)
 
     def at(self, models: Path, work: Path) -> Path:
         """Where this job trains: the same name below the work folder."""
