@@ -70,6 +70,7 @@ class Job:
     learner: str
     path: Path  # where the study reads the finished model (in --models)
     argv: list[str]
+    goes_on_from: int = 0  # a finished model's episodes this job continues from (its state saved there)
 
     def episodes(self) -> int:
         return sweeps.episodes_in(self.argv)
@@ -114,7 +115,7 @@ def jobs(models: Path = MODELS, groups=GROUPS) -> list[Job]:
         for job in jobs(models, ("sweeps",)):
             if has_episodes(job.path, job.episodes()) and sweeps.late(Curve.read(job.path), job.episodes()):
                 argv = sweeps.longer_flags(" ".join(job.argv)).split()
-                out.append(Job("longer", "sil-gpo", job.path, argv))
+                out.append(Job("longer", "sil-gpo", job.path, argv, goes_on_from=job.episodes()))
     return out
 
 
@@ -168,8 +169,8 @@ def run(job: Job, models: Path = MODELS, work: Path = WORK) -> tuple[Job, str, f
             return job, "passed by: another process trains it", 0.0
         if has_episodes(job.path, job.episodes()):  # under the lock: another process may have just finished it
             return job, "done already", 0.0
-        if job.group == "longer" and agent.saved_episode(at) < sweeps.EPISODES:  # a fresh machine: none saved
-            return job, (f"passed by: no state saved at episode {sweeps.EPISODES:,} to go on from (it would train "
+        if job.goes_on_from and agent.saved_episode(at) < job.goes_on_from:  # a fresh machine: none saved
+            return job, (f"passed by: no state saved at episode {job.goes_on_from:,} to go on from (it would train "
                          f"anew and rewrite the curve the figures read)"), 0.0
         was = agent.standing(at)
         t = time.monotonic()
@@ -179,8 +180,8 @@ def run(job: Job, models: Path = MODELS, work: Path = WORK) -> tuple[Job, str, f
                 print(f"  {job.path.stem}: episode {episode}/{total}, evaluated {delay:.3f}", flush=True)
         print(f"{job.path.stem}: {was}, training", flush=True)
         world_learners.trained(job.learner, job.argv, at, progress)
-        if job.group == "longer" and not same_start(at, job.path, sweeps.EPISODES):
-            return job, f"trained, not kept: its first {sweeps.EPISODES:,} episodes differ from the kept curve's", 0.0
+        if job.goes_on_from and not same_start(at, job.path, job.goes_on_from):
+            return job, f"trained, not kept: its first {job.goes_on_from:,} episodes differ from the kept curve's", 0.0
         job.path.parent.mkdir(parents=True, exist_ok=True)
         for suffix in (*(s for s in KEPT if s != ".json"), *((".pt",) if job.group in PLAYED else ()), ".json"):
             shutil.copyfile(at.with_suffix(suffix), job.path.with_suffix(suffix))  # .json last: it says "done"
