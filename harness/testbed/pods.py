@@ -123,7 +123,10 @@ def move_pod(cluster: "Cluster", pod: Pod, node: str, grace_seconds: float = GRA
 
 
 def undeploy(cluster: "Cluster") -> int:
-    pods = cluster.pods()
+    """Stop every pod: those serving (withdrawn, then drained) and those already out of the
+    endpoints but still running, which a run or move stopped between its withdraw and its stop
+    leaves behind. The number of pods found, serving or on their way out."""
+    pods, leaving = cluster.pods_and_leaving()
     withdraw(cluster, pods)
-    stop_withdrawn(cluster, pods)
-    return len(pods)
+    stop_withdrawn(cluster, pods + leaving)
+    return len(pods) + len(leaving)

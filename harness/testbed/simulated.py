@@ -241,6 +241,8 @@ class SimCluster(Cluster):
             self._retired.append(pod)
 
     def stop_pod(self, pod: Pod, drain_seconds: float = 10) -> None:
+        if all(p.name != pod.name for p in self._pods + self._retired):
+            return  # stopped already (terminating, or gone): it holds its room once
         hold = self.terminating_s if self.terminating_s > 0 else self.stop_s(pod.node)
         if hold > 0 and self._up[pod.node]:
             self._terminating.append((self.clock() + hold, pod))

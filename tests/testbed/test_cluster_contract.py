@@ -170,6 +170,18 @@ def test_undeploy_stops_every_pod(cluster, chain):
     assert wait_until(lambda: not any(cluster.pod_alive(p) for p in pods))
 
 
+def test_undeploy_also_stops_a_pod_left_retired_and_running(cluster, chain):
+    """A run or move stopped between its withdraw and its stop leaves the old pod out of the
+    endpoints but running: undeploy stops it too."""
+    pods = cluster.pods()
+    ml = next(p for p in pods if p.service == "ml")
+    cluster.retire_pod(ml)
+    assert undeploy(cluster) == 5
+    assert cluster.pods() == []
+    assert wait_until(lambda: cluster.leaving() == [])
+    assert wait_until(lambda: not any(cluster.pod_alive(p) for p in pods))
+
+
 def test_start_pod_needs_the_app(cluster):
     with pytest.raises(BackendError, match="no app"):
         cluster.start_pod("no-such-service", by_tier(cluster, "cloud")[0])

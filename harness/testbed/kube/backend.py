@@ -339,6 +339,13 @@ class KubeCluster(Cluster):
             if self._killed.pop(pod.name, None) is not None:
                 self._scale(pod.service, -1)  # the ReplicaSet's unbound replacement goes first
                 return
+            try:
+                if self.core.read_namespaced_pod(pod.name, self.namespace).metadata.deletion_timestamp is not None:
+                    return  # already terminating: a second scale-down would take another replica
+            except ApiException as exc:
+                if exc.status == 404:
+                    return
+                raise
             self._label(pod.name, serving=False, retired=True, cost=-(2 ** 31) + 1)
             self._scale(pod.service, -1)
             if drain_seconds <= 0:
