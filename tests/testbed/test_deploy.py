@@ -14,7 +14,7 @@ from harness.spec.placement import spread_placement
 from harness.testbed.pods import deploy, move_pod, undeploy
 from tests.conftest import REPO
 
-pytestmark = [pytest.mark.root, pytest.mark.slow, pytest.mark.load_tolerant]  # statuses; latency within 100-600 ms
+pytestmark = [pytest.mark.root, pytest.mark.slow, pytest.mark.load_tolerant]  # statuses; latency above its RTTs, below 600 ms
 CLIENT = str(Path(__file__).with_name("data") / "closed_loop.py")
 SPANNING = {"front-end": ["edge-a-1"], "ml": ["cloud-a-1"], "back-end": ["edge-b-1"], "db": ["cloud-a-2"]}
 
@@ -24,6 +24,19 @@ def cluster(local_testbed):
     c = local_testbed.cluster
     yield c
     undeploy(c)
+
+
+def network_floor_ms(cluster, app, placement: dict[str, list[str]], client: str = "client-a-1") -> float:
+    """The emulated RTTs alone on a request's fastest possible path (μBench: a service's groups in
+    parallel, a group's calls one after another): the links' part, which no host speed shortens."""
+    rtt = cluster.rtt_configured()
+
+    def below(s: str) -> float:
+        node = placement[s][0]
+        return max((sum(sorted(rtt[node][placement[c][0]] + below(c) for c in g.services)[:g.seq_len])
+                    for g in app.services[s].external_services), default=0.0)
+
+    return rtt[client][placement[app.gateway][0]] + below(app.gateway)
 
 
 def requests_from_client(cluster, app, count: int) -> dict:
@@ -59,7 +72,8 @@ def test_100_requests_through_each_reach_app_across_cloud_and_edge(cluster, name
     out = requests_from_client(cluster, app, 100)
     assert out["statuses"] == [200] * 100
     mean = sum(out["latency_ms"]) / 100
-    assert 100 < mean < 600, mean  # REACH's range for one request
+    # above the links' RTTs (the services' CPU work, the rest of REACH's 100-600 ms, shrinks on a fast host)
+    assert network_floor_ms(cluster, app, SPANNING) < mean < 600, mean
 
 
 def test_move_pod_make_before_break_under_load_loses_no_request(cluster, tmp_path):
