@@ -269,9 +269,11 @@ class RunBase(ABC):
                 grow[service] = max(0, want - len(mine))
             withdraw(self.cluster, gone)
         new = [s for k in range(max(grow.values(), default=0)) for s, n in grow.items() if k < n]
-        if new:
-            self.place_new(new, "scale-up")
-        stop_withdrawn(self.cluster, gone)
+        try:
+            if new:
+                self.place_new(new, "scale-up")
+        finally:  # a failed scale-up still stops what was withdrawn: it would hold its room to the end
+            stop_withdrawn(self.cluster, gone)
         return list(grow)
 
     def add_moves(self, n: int) -> None:

@@ -7,6 +7,9 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
+from harness.errors import TestbedError
 from harness.scenarios.run import RunBase
 from harness.testbed.pods import GRACE_S, Pod
 
@@ -92,3 +95,18 @@ def test_a_scale_down_stops_pods_only_after_the_grace_for_requests_already_route
     assert RunBase.scale_to(Stub(cluster), {"ml": lambda mine: (1, {"reason": "schedule"})})
     assert len(cluster.published) == 1 and len(cluster.stopped) == 2
     assert min(cluster.stopped_at) - cluster.published[0] >= GRACE_S
+
+
+def test_a_failed_scale_up_still_stops_the_pods_the_same_decision_withdrew():
+    """Out of the endpoints and never stopped, they would hold their node's room to the run's end."""
+    pods = [pod("ml-1"), pod("ml-2")]
+    cluster = FakePods(pods)
+    run = Stub(cluster)
+
+    def no_room(services, why):
+        raise TestbedError("no node has room")
+
+    run.place_new = no_room
+    with pytest.raises(TestbedError):
+        RunBase.scale_to(run, {"ml": lambda mine: (1, {}), "db": lambda mine: (1, {})})
+    assert cluster.stopped == [pods[1]] and cluster.pods() == [pods[0]]

@@ -182,6 +182,18 @@ def test_undeploy_also_stops_a_pod_left_retired_and_running(cluster, chain):
     assert wait_until(lambda: not any(cluster.pod_alive(p) for p in pods))
 
 
+def test_a_pod_stopped_twice_takes_one_replica(cluster, chain):
+    """A move's stop, then undeploy's: stopping a pod already on its way out changes nothing (on
+    Kubernetes a second scale-down would have the ReplicaSet delete the service's other pod)."""
+    gone, kept = [p for p in cluster.pods() if p.service == "back-end"]
+    cluster.retire_pod(gone)
+    cluster.stop_pod(gone, drain_seconds=1)
+    cluster.stop_pod(gone, drain_seconds=1)
+    assert wait_until(lambda: cluster.leaving() == [])
+    assert [p.name for p in cluster.pods() if p.service == "back-end"] == [kept.name]
+    assert cluster.pod_alive(kept)
+
+
 def test_start_pod_needs_the_app(cluster):
     with pytest.raises(BackendError, match="no app"):
         cluster.start_pod("no-such-service", by_tier(cluster, "cloud")[0])

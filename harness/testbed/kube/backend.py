@@ -46,6 +46,7 @@ from harness.testbed.pods import Pod
 SERVING = "harness.io/serving"
 RETIRED = "harness.io/retired"
 DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+STOPPED_COST = str(-(2 ** 31) + 1)  # the lowest: the ReplicaSet deletes this pod first; also marks one stop_pod took
 CELL_PORT = 8080
 # container states that will not get better by waiting
 FATAL_WAITING = {"ErrImageNeverPull", "ImagePullBackOff", "ErrImagePull", "CrashLoopBackOff",
@@ -340,13 +341,14 @@ class KubeCluster(Cluster):
                 self._scale(pod.service, -1)  # the ReplicaSet's unbound replacement goes first
                 return
             try:
-                if self.core.read_namespaced_pod(pod.name, self.namespace).metadata.deletion_timestamp is not None:
-                    return  # already terminating: a second scale-down would take another replica
+                marks = self.core.read_namespaced_pod(pod.name, self.namespace).metadata.annotations or {}
             except ApiException as exc:
-                if exc.status == 404:
-                    return
-                raise
-            self._label(pod.name, serving=False, retired=True, cost=-(2 ** 31) + 1)
+                if exc.status != 404:
+                    raise
+                marks = {}  # gone (a failed node's force delete): its replacement, if any, is scaled away
+            if marks.get(DELETION_COST) == STOPPED_COST:
+                return  # stopped already (undeploy after a move's stop): a second scale-down takes another replica
+            self._label(pod.name, serving=False, retired=True, cost=int(STOPPED_COST))
             self._scale(pod.service, -1)
             if drain_seconds <= 0:
                 self._delete(pod.name, grace=0)

@@ -66,7 +66,8 @@ class LocalCluster(LocalPods, Cluster):
     def stray_processes(self) -> dict[str, list[int]]:
         # whatever runs in a node's namespace is a pod or a load generator: the ones not on record
         # were left by a run that was killed (kill -9 leaves no chance to clean up)
-        tracked = {p.pid for p in self.pods()}
+        serving, leaving = self.pods_and_leaving()
+        tracked = {p.pid for p in serving + leaving}
         out = {}
         for node in self.layout.nodes:
             if left := [pid for pid in network.netns_pids(node.netns) if pid not in tracked and pid != os.getpid()]:
