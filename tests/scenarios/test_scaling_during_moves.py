@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from harness.errors import TestbedError
+from harness import errors
 from harness.scenarios.run import RunBase
 from harness.testbed.pods import GRACE_S, Pod
 
@@ -104,9 +104,9 @@ def test_a_failed_scale_up_still_stops_the_pods_the_same_decision_withdrew():
     run = Stub(cluster)
 
     def no_room(services, why):
-        raise TestbedError("no node has room")
+        raise errors.TestbedError("no node has room")
 
     run.place_new = no_room
-    with pytest.raises(TestbedError):
+    with pytest.raises(errors.TestbedError):
         RunBase.scale_to(run, {"ml": lambda mine: (1, {}), "db": lambda mine: (1, {})})
     assert cluster.stopped == [pods[1]] and cluster.pods() == [pods[0]]
