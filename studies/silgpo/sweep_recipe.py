@@ -69,9 +69,8 @@ def main() -> int:
     ap.add_argument("--light-seeds", type=int, default=3)
     ap.add_argument("--full-seeds", type=int, default=5)
     args = ap.parse_args()
-    flags = LIGHT.split()
     light = curves([light_model(args.models, s)[0] for s in range(1, args.light_seeds + 1)],
-                   int(flags[flags.index("--episodes") + 1]))
+                   sweeps.episodes_in(LIGHT.split()))
     full = curves([model(args.models, EPISODES_FULL, "gat", "auto", False, s)[0]
                    for s in range(1, args.full_seeds + 1)], EPISODES_FULL)
     if len(full) < args.full_seeds:
