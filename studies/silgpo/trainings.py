@@ -82,6 +82,10 @@ class Job:
     def done(self, models: Path, work: Path) -> bool:
         return has_episodes(self.path, self.episodes()) or has_episodes(self.at(models, work), self.episodes())
 
+    def stranded(self, models: Path, work: Path) -> bool:
+        """A continuation with no state saved where it goes on from (a fresh machine): passed by."""
+        return bool(self.goes_on_from) and agent.saved_episode(self.at(models, work)) < self.goes_on_from
+
 
 def jobs(models: Path = MODELS, groups=GROUPS) -> list[Job]:
     """The queue, in order (a GAT seed and an RSDQL seed in turns: two lanes train one of each)."""
@@ -120,20 +124,25 @@ def jobs(models: Path = MODELS, groups=GROUPS) -> list[Job]:
 
 
 def standing(job: Job, models: Path = MODELS, work: Path = WORK) -> str:
-    """done, at episode N (its last saved state), or not started."""
+    """done, at episode N (its last saved state), not started, or passed by (a continuation with
+    nothing saved to go on from)."""
     if job.done(models, work):
         return "done"
+    if job.stranded(models, work):
+        return f"passed by: no state saved at episode {job.goes_on_from:,}"
     return agent.standing(job.at(models, work))
 
 
 def left(queue: list[Job], models: Path = MODELS, work: Path = WORK) -> str:
     """How much of the queue is done, the episodes left, and the lane-hours they would take at the
     pace (seconds per episode, one lane) of the done trainings of their group, or of all where none
-    of theirs is done (a bigger instance takes longer an episode: a rough guide)."""
+    of theirs is done (a bigger instance takes longer an episode: a rough guide); the continuations
+    that will be passed by are not counted as left."""
     import json
 
     done = [job for job in queue if job.done(models, work)]
-    rest = [job for job in queue if job not in done]
+    stranded = [job for job in queue if job not in done and job.stranded(models, work)]
+    rest = [job for job in queue if job not in done and job not in stranded]
     todo = [(job, job.episodes() - agent.saved_episode(job.at(models, work))) for job in rest]
     pace: dict[str, list[float]] = {}
     for job in done:
@@ -144,6 +153,8 @@ def left(queue: list[Job], models: Path = MODELS, work: Path = WORK) -> str:
     if everyone := [p for ps in pace.values() for p in ps]:
         seconds = sum(n * float(np.mean(pace.get(job.group, everyone))) for job, n in todo)
         line += f", about {seconds / 3600:.0f} lane-hours at the pace of the done ones"
+    if stranded:
+        line += f"; {len(stranded)} passed by (no state saved to go on from)"
     return line
 
 
@@ -169,7 +180,7 @@ def run(job: Job, models: Path = MODELS, work: Path = WORK) -> tuple[Job, str, f
             return job, "passed by: another process trains it", 0.0
         if has_episodes(job.path, job.episodes()):  # under the lock: another process may have just finished it
             return job, "done already", 0.0
-        if job.goes_on_from and agent.saved_episode(at) < job.goes_on_from:  # a fresh machine: none saved
+        if job.stranded(models, work):  # a fresh machine: none saved
             return job, (f"passed by: no state saved at episode {job.goes_on_from:,} to go on from (it would train "
                          f"anew and rewrite the curve the figures read)"), 0.0
         was = agent.standing(at)

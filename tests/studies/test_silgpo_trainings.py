@@ -84,6 +84,9 @@ def test_a_late_sweep_model_is_continued_and_the_figures_still_read_its_first_20
     assert [(job.path, job.episodes()) for job in longer] == [(late_path, sweeps.LONGER)]
     assert longer[0].argv == [*late_argv[:1], str(sweeps.LONGER), *late_argv[2:]]  # the same training, longer
     kept = late_path.with_suffix(".curve.csv").read_text()
+    assert trainings.standing(longer[0], tmp_path, tmp_path / "work") == "passed by: no state saved at episode 2,000"
+    assert trainings.left(longer, tmp_path, tmp_path / "work") == \
+        "0 of 1 done; 0 episodes left in 0 trainings; 1 passed by (no state saved to go on from)"
     _, what, _ = trainings.run(longer[0], tmp_path, tmp_path / "work")  # no state saved here: not trained anew
     assert what.startswith("passed by: no state saved at episode 2,000")
     assert late_path.with_suffix(".curve.csv").read_text() == kept
