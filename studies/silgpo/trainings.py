@@ -28,9 +28,11 @@ The groups, in the order the lanes take them:
   in whole, one instance at a time;
 - ``longer``: each sweep model whose best came in its last 400 episodes (``sweeps.late``), gone on
   to 3,000 (``sweeps.LONGER``) from its saved state: the same training run longer, whose curve
-  keeps the 2,000 episodes the figures read (checked before it replaces the kept one; without a
-  state saved at 2,000 it is passed by, not trained anew). Would more training change them?
-  (Listed once its model is done.)
+  keeps the 2,000 episodes the figures read (checked before it replaces the kept one). Without a
+  state saved at 2,000 (a fresh machine) it is passed by, or with ``--anew`` trained from the
+  start, 3,000 episodes, and kept only if its first 2,000 repeat the kept curve's (a training is
+  the same bit for bit however often it is stopped). Would more training change them? (Listed
+  once its model is done.)
 
 The names and flags are those scripts' own (``agent.model``, ``agent.rsdql_model``,
 ``sweeps.agent_model``), so they find what this trained. A model being trained is locked
@@ -71,6 +73,7 @@ class Job:
     path: Path  # where the study reads the finished model (in --models)
     argv: list[str]
     goes_on_from: int = 0  # a finished model's episodes this job continues from (its state saved there)
+    anew: bool = False  # ... or, with none saved, trains from the start (kept if it repeats those episodes)
 
     def episodes(self) -> int:
         return sweeps.episodes_in(self.argv)
@@ -83,12 +86,15 @@ class Job:
         return has_episodes(self.path, self.episodes()) or has_episodes(self.at(models, work), self.episodes())
 
     def stranded(self, models: Path, work: Path) -> bool:
-        """A continuation with no state saved where it goes on from (a fresh machine): passed by."""
-        return bool(self.goes_on_from) and agent.saved_episode(self.at(models, work)) < self.goes_on_from
+        """A continuation with no state saved where it goes on from (a fresh machine), not to be
+        trained anew: passed by."""
+        return bool(self.goes_on_from) and not self.anew and \
+            agent.saved_episode(self.at(models, work)) < self.goes_on_from
 
 
-def jobs(models: Path = MODELS, groups=GROUPS) -> list[Job]:
-    """The queue, in order (a GAT seed and an RSDQL seed in turns: two lanes train one of each)."""
+def jobs(models: Path = MODELS, groups=GROUPS, anew: bool = False) -> list[Job]:
+    """The queue, in order (a GAT seed and an RSDQL seed in turns: two lanes train one of each);
+    ``anew``: a continuation with no state saved trains from the start."""
     out: list[Job] = []
     if "ranking" in groups:
         for seed in range(1, 6):
@@ -119,7 +125,7 @@ def jobs(models: Path = MODELS, groups=GROUPS) -> list[Job]:
         for job in jobs(models, ("sweeps",)):
             if has_episodes(job.path, job.episodes()) and sweeps.late(Curve.read(job.path), job.episodes()):
                 argv = sweeps.longer_flags(" ".join(job.argv)).split()
-                out.append(Job("longer", "sil-gpo", job.path, argv, goes_on_from=job.episodes()))
+                out.append(Job("longer", "sil-gpo", job.path, argv, goes_on_from=job.episodes(), anew=anew))
     return out
 
 
@@ -230,12 +236,15 @@ def main() -> int:
     ap.add_argument("--list", action="store_true", help="print each job and where it stands, then what is left "
                                                         "(episodes, lane-hours at the done ones' pace); train nothing")
     ap.add_argument("--background", action="store_true", help="yield the CPU to every other session")
+    ap.add_argument("--anew", action="store_true", help="a continuation (group longer) with no state saved to go "
+                                                        "on from trains from the start instead of being passed by; "
+                                                        "kept only if it repeats the kept curve")
     args = ap.parse_args()
     groups = args.only.split(",")
     if unknown := set(groups) - set(GROUPS):
         print(f"--only: {', '.join(sorted(unknown))} is not a group; the groups: {', '.join(GROUPS)}", file=sys.stderr)
         return 2
-    queue = jobs(args.models, groups)
+    queue = jobs(args.models, groups, args.anew)
     if args.list:
         for job in queue:
             print(f"{job.group:9s} {job.path.stem:44s} {standing(job, args.models, args.work)}")

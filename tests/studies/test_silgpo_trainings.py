@@ -90,6 +90,9 @@ def test_a_late_sweep_model_is_continued_and_the_figures_still_read_its_first_20
     _, what, _ = trainings.run(longer[0], tmp_path, tmp_path / "work")  # no state saved here: not trained anew
     assert what.startswith("passed by: no state saved at episode 2,000")
     assert late_path.with_suffix(".curve.csv").read_text() == kept
+    anew = trainings.jobs(tmp_path, groups=("longer",), anew=True)[0]  # --anew: trained from the start instead
+    assert trainings.standing(anew, tmp_path, tmp_path / "work") == "not started"
+    assert trainings.left([anew], tmp_path, tmp_path / "work") == "0 of 1 done; 3,000 episodes left in 1 trainings"
     read = {k: (sweeps.agent_delay("chain", (3, 5), k, folder, sweeps.RECIPE, ready_only=True),
                 sweeps.continued_delay("chain", (3, 5), k, folder, sweeps.RECIPE)) for k in (0, 1)}
     assert read == {0: (29.0, (None, True)), 1: (28.0, (28.0, False))}  # the late one's continuation pending
@@ -97,3 +100,16 @@ def test_a_late_sweep_model_is_continued_and_the_figures_still_read_its_first_20
     assert sweeps.agent_delay("chain", (3, 5), 0, folder, sweeps.RECIPE, ready_only=True) == 29.0
     assert sweeps.continued_delay("chain", (3, 5), 0, folder, sweeps.RECIPE) == (27.5, True)
     assert trainings.jobs(tmp_path, groups=("longer",))[0].done(tmp_path, tmp_path / "work")
+
+
+def test_a_continuation_is_kept_only_if_it_repeats_the_kept_curves_first_episodes(tmp_path):
+    def curve(name, delays):
+        path = tmp_path / f"{name}.pt"
+        path.with_suffix(".curve.csv").write_text(
+            "episode,delay,sil_on\n" + "".join(f"{100 * (i + 1)},{d},False\n" for i, d in enumerate(delays)))
+        return path
+
+    kept = curve("kept", [30.0, 29.0, 29.5])
+    assert trainings.same_start(curve("longer", [30.0, 29.0, 29.5, 28.0]), kept, 300)
+    assert not trainings.same_start(curve("other", [30.0, 29.1, 29.5, 28.0]), kept, 300)  # not the same training
+    assert trainings.same_start(curve("early", [30.0, 29.0, 30.0]), kept, 200)  # only the first 200 compared
