@@ -19,3 +19,16 @@ def model(models: Path, episodes: int, encoder: str, sil: str, code_sil: bool, s
     flags = ["--episodes", str(episodes), "--encoder", encoder, "--sil", sil, "--seed", str(seed)]
     return models / f"sil-gpo-authors-{variant}-s{seed}.pt", flags + (["--no-sil-critic-grad"] if code_sil else []) \
         + (["--paper-form"] if paper_form else [])
+
+
+def infeasible(name: str, unstable: int) -> str:
+    """A deployer's name in a ranking, marked where a deployment of it leaves a queue at ρ ≥ 1
+    (the paper's eq. 35 forbids it; its delay is the code's penalty, not a sojourn)."""
+    return name + (f" [infeasible: {unstable} unstable queues]" if unstable else "")
+
+
+def best_stable(means: dict[str, float], unstable: dict[str, int]) -> str:
+    """The deployer of lowest mean among those whose deployments leave every queue stable (of all,
+    where none does): the "best baseline" a claim is set against, never an infeasible one."""
+    stable = [n for n in means if not unstable[n]] or list(means)
+    return min(stable, key=means.get)

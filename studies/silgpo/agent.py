@@ -39,7 +39,7 @@ from harness.families.silgpo.baselines import DEPLOYERS, PAPERS, deployments
 from harness.families.silgpo.agent import Curve, deploy, load_actor
 from harness.results.stats import mean_ci95, relative_difference_ci95
 from harness.families.silgpo.world import code_instance, delay, paper_units
-from studies.silgpo import MODELS, form, model
+from studies.silgpo import MODELS, best_stable, form, infeasible, model
 
 LOGGED = {"start": 67.0, "converged": 26.8, "converged from episode": 1560}
 
@@ -94,7 +94,7 @@ def main() -> int:
     for name in DEPLOYERS:
         baselines[name], unstable[name] = scored(g, deployments(name, g, seeds))
     pg, qg, ro = (baselines[n][0] for n in ("preferred", "queue-greedy", "rollout"))
-    best = min((n for n in DEPLOYERS if not unstable[n]), key=lambda n: np.mean(baselines[n]))
+    best = best_stable({n: float(np.mean(v)) for n, v in baselines.items()}, unstable)
     papers = min(PAPERS, key=lambda n: np.mean(baselines[n]))  # the paper's claim: its best, as scored
     print(f"\nSIL-GPO ({label}), {len(finals)} seed(s) × {args.episodes} episodes on the authors' instance:")
     print(f"  last evaluation {fm:.3f} ± {fh or 0:.3f}; best {bm:.3f} ± {bh or 0:.3f}; "
@@ -137,12 +137,6 @@ def scored(g, deployments) -> tuple[list[float], int]:
     """(each deployment's total delay in ``g``'s form, the most unstable queues any of them has)."""
     ds = [delay(g, X) for X in deployments]
     return [d.total for d in ds], max(d.unstable for d in ds)
-
-
-def infeasible(name: str, unstable: int) -> str:
-    """A deployer's name in the ranking, marked where a deployment of it leaves a queue at ρ ≥ 1
-    (the paper's eq. 35 forbids it; its delay is the code's penalty, not a sojourn)."""
-    return name + (f" [infeasible: {unstable} unstable queues]" if unstable else "")
 
 
 @dataclass(frozen=True)

@@ -24,14 +24,20 @@ set against the baselines as they were, whether it went lower or not; the figure
 beside the recipe's reading of the same points. It answers whether more training would change the
 verdict, at a larger budget than HELAS's and with more evaluations to take the best of. HELAS's
 generations grow with the instances placed, as the agent's budget does
-(``baselines.helas_generations``). Each row then gives SIL-GPO's margin over HELAS, MFDS-FPR and the best baseline
-beside the paper's (−32.6/−24.8/−19.4 % in Fig. 8, −28.6/−20.7/−15.5 % in Fig. 9,
-−35.2/−25.4/−10.6 % in Fig. 10, against HELAS/MFDS-FPR/RSDQL), and each figure ends with the
-mean margins over its points (the paper gives one number per sweep) and at how many SIL-GPO ranks
-first. ``--ready-only`` trains nothing: a point whose models are not all done
+(``baselines.helas_generations``). Each row then gives SIL-GPO's margin (mean of agent / baseline
+− 1 over the instances; the paper does not say how its percentages are taken) over HELAS, MFDS-FPR
+and the best baseline whose queues are all stable, beside the paper's (−32.6/−24.8/−19.4 % in
+Fig. 8, −28.6/−20.7/−15.5 % in Fig. 9, −35.2/−25.4/−10.6 % in Fig. 10, against
+HELAS/MFDS-FPR/RSDQL; RSDQL is not trained at the sweep points), and the ranking names a baseline
+that leaves a queue unstable (the code scores it a flat sojourn; the agent's deployments are not
+kept, so its own are not known). A second line gives the agent as its training ended (the mean of
+its last ten evaluations, ``sil-gpo-as-trained``). Each figure ends with the mean margins over its
+points (the paper gives one number per sweep), at how many SIL-GPO is first among the stable
+baselines and among the paper's; Fig. 10's also over the four points its axis (20-60 requests)
+shares with the code's (10-50). ``--ready-only`` trains nothing: a point whose models are not all done
 (``studies.silgpo.trainings`` trains them) shows how many are. Writes ``sweeps.csv`` (one row per
-point, deployer and instance, named by its seed of their generator) and ``sweeps.png`` (the three
-figures) in ``--out``. ``--jobs`` places the baselines in that many processes (HELAS takes minutes
+point, deployer and instance, named by its seed of their generator, with its unstable queues) and
+``sweeps.png`` (the three figures, SIL-GPO by its best) in ``--out``. ``--jobs`` places the baselines in that many processes (HELAS takes minutes
 an instance): the same numbers, in the same order, as one.
 """
 
@@ -43,6 +49,7 @@ import multiprocessing
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from typing import Callable, Iterator
 from pathlib import Path
 
@@ -53,7 +60,7 @@ from harness.interrupts import deaf_worker, kill_pool
 from harness.results.csvfile import write_rows
 from harness.results.stats import mean_ci95
 from harness.families.silgpo.world import ServiceGraph, ServiceGraphConfig, code_instance, delay
-from studies.silgpo import MODELS, form, model
+from studies.silgpo import MODELS, best_stable, form, infeasible, model
 
 SWEEPS = {"arrival": [(1, 3), (2, 4), (3, 5), (4, 6), (5, 7)], "chain": [(2, 4), (3, 5), (4, 6), (5, 7), (6, 8)],
           "requests": [10, 20, 30, 40, 50]}
@@ -70,6 +77,12 @@ RECIPE = f"--episodes {EPISODES}"
 LATE = 400  # a model whose best came in its last 400 episodes is named (it may not have converged)
 LONGER = 3000  # ... and continued to here (studies.silgpo.trainings, group "longer"): would more training change it?
 AGENT, CONTINUED = "sil-gpo", f"sil-gpo-late-to-{LONGER}"  # the recipe's; with its late models gone on (CSV names)
+AS_TRAINED = "sil-gpo-as-trained"  # the recipe's model as it ended: the mean of its last ten evaluations
+# the paper's Fig. 10 axis is 20-60 requests, the code's parameter files 10-50: its mean is also
+# given over the four both have
+PAPER_AXIS = {"requests": [20, 30, 40, 50]}
+PAPER_FIRST = {"arrival": "first as the rate grows, little difference at the lowest", "chain": "first at every length",
+               "requests": "first at every count"}
 FIRST_SEED = 3  # the authors' module seeds its generators with 3 on import: the instance their main.py trains on
 
 
@@ -102,11 +115,12 @@ def instance(figure: str, value, k: int) -> ServiceGraph:
     return code_instance(ServiceGraphConfig(silgpo_compat=True).sweep(figure, value), FIRST_SEED + k)
 
 
-def placed_delay(figure: str, value, k: int, name: str) -> float:
-    """The total delay of deployer ``name`` on instance ``k`` of a point (its random stream seeded
-    ``k``, as the rows have always been)."""
+def placed_delay(figure: str, value, k: int, name: str) -> tuple[float, int]:
+    """(total delay, queues left unstable) of deployer ``name`` on instance ``k`` of a point (its
+    random stream seeded ``k``, as the rows have always been)."""
     g = instance(figure, value, k)
-    return delay(g, DEPLOYERS[name](g, np.random.default_rng(k))).total
+    d = delay(g, DEPLOYERS[name](g, np.random.default_rng(k)))
+    return d.total, d.unstable
 
 
 class _Later:
@@ -175,6 +189,21 @@ def agent_delay(figure: str, value, k: int, folder: Path, flags: str, ready_only
     if late(curve, episodes):
         print(f"    {path.stem}: its best came at episode {curve.best_at(episodes)} of {episodes}", file=sys.stderr, flush=True)
     return curve.best(within=episodes)  # a model trained on past the recipe reports what the recipe gives
+
+
+def trained_delay(figure: str, value, k: int, folder: Path, flags: str) -> float | None:
+    """SIL-GPO on instance ``k`` as its training ended (the mean of its last ten evaluations within
+    the recipe's episodes, as the ranking's "as trained"): the best is a deployment no kept model
+    builds again. None while the model is not done."""
+    from harness.policies import world_learners
+    from harness.families.silgpo.agent import Curve
+
+    path, argv = agent_model(figure, value, k, folder, flags)
+    episodes = episodes_in(argv)
+    if not world_learners.has_episodes(path, episodes):
+        return None
+    curve = Curve.read(path)
+    return float(np.mean([d for e, d in zip(curve.episodes, curve.delay) if e <= episodes][-10:]))
 
 
 def late(curve, episodes: int = EPISODES) -> bool:
@@ -266,46 +295,57 @@ def _table(args, figures: list[str], names: list[str], columns: list[str],
     rows: list[dict] = []
     for figure in figures:
         print(f"\nFig. {FIGURE_NUMBER[figure]}, {figure}:")
-        margin = (f"   sil-gpo against (paper: {PAPER_MARGINS[figure]} % against helas/mfds-fpr/rsdql)"
-                  if args.agent_dir else "")
+        margin = (f"   sil-gpo against (paper: {PAPER_MARGINS[figure]} % against helas/mfds-fpr/rsdql; RSDQL is "
+                  f"not trained at the sweep points, the third is the best stable baseline)" if args.agent_dir else "")
         print(f"  {'value':>8s} {'N':>4s} " + " ".join(f"{n:>17s}" for n in columns) + "   ranking" + margin)
-        at: dict[str, dict[str, tuple[dict[str, float], bool]]] = {AGENT: {}, CONTINUED: {}}  # point: margins, first
+        at: dict[str, dict[str, Margins]] = {AGENT: {}, AS_TRAINED: {}, CONTINUED: {}}  # per point
         gone_on = improved = 0  # late models continued, and of those, ones whose best went lower
         for value in SWEEPS[figure]:
             worlds = [instance(figure, value, k) for k in range(args.seeds)]
-            runs = {name: [f.result() for f in futures] for name, futures in placing[first_of_its_setting(figure, value)].items()}
+            placed = {name: [f.result() for f in futures] for name, futures in placing[first_of_its_setting(figure, value)].items()}
+            runs = {name: [t for t, _ in v] for name, v in placed.items()}
+            unstable = {name: [u for _, u in v] for name, v in placed.items()}
             if args.agent_dir:
                 args.agent_dir.mkdir(parents=True, exist_ok=True)
                 agent = [agent_delay(figure, value, s, args.agent_dir, args.train_flags, args.ready_only)
                          for s in range(len(worlds))]
                 if all(d is not None for d in agent):
                     runs[AGENT] = agent
+                    final = [trained_delay(figure, value, s, args.agent_dir, args.train_flags) for s in range(len(worlds))]
+                    if all(d is not None for d in final):
+                        runs[AS_TRAINED] = final
                     continued = [continued_delay(figure, value, s, args.agent_dir, args.train_flags) for s in range(len(worlds))]
                     if any(was for _, was in continued) and all(d is not None for d, _ in continued):  # improved or not
                         runs[CONTINUED] = [d for d, _ in continued]
                         gone_on += sum(was for _, was in continued)
                         improved += sum(c < a for (c, _), a in zip(continued, agent))
             rows += [{"figure": FIGURE_NUMBER[figure], "sweep": figure, "value": label(value), "deployer": name,
-                      "instance_seed": FIRST_SEED + k, "total_delay": d}
+                      "instance_seed": FIRST_SEED + k, "total_delay": d,
+                      "unstable_queues": unstable[name][k] if name in unstable else ""}  # the agent's: not recorded
                      for name, v in runs.items() for k, d in enumerate(v)]
-            cells = {name: mean_ci95(v) for name, v in runs.items() if name != CONTINUED}
-            rank = sorted(cells, key=lambda n: cells[n][0])
+            cells = {name: mean_ci95(v) for name, v in runs.items() if name not in (CONTINUED, AS_TRAINED)}
+            rank = [n if n not in unstable else infeasible(n, max(unstable[n])) for n in sorted(cells, key=lambda n: cells[n][0])]
             line = (f"  {label(value):>8s} {int(np.mean([len(g.to_place()) for g in worlds])):4d} "
                     + " ".join(f"{cells[n][0]:9.2f} ± {cells[n][1] or 0:5.2f}" if n in cells
                                else f"{f'{sum(d is not None for d in agent)} of {len(agent)} done':>17s}" for n in columns)
                     + "   " + " < ".join(rank))
-            for who in (AGENT, CONTINUED):
+            for who in (AGENT, AS_TRAINED, CONTINUED):
                 if who in runs:  # paired by instance: the agent and each baseline placed the same ones
-                    gaps, best, first = margins_at(runs, names, who)
-                    if who == CONTINUED:
-                        line += (f"\n  {'':>13s} {CONTINUED}: {np.mean(runs[who]):.2f}{', first' if first else ''}")
-                    line += "   " + ", ".join(f"{role if role != 'best' else f'best ({best})'} {x:+.1f} %"
-                                              for role, x in gaps.items())
-                    at[who][label(value)] = (gaps, first)
+                    m = margins_at(runs, unstable, names, who)
+                    if who != AGENT:
+                        line += f"\n  {'':>13s} {who}: {np.mean(runs[who]):.2f}{', first' if m.first else ''}"
+                    line += "   " + ", ".join(f"{role if role != 'best' else f'best stable ({m.best})'} {x:+.1f} %"
+                                              for role, x in m.gaps.items())
+                    at[who][label(value)] = m
             print(line, flush=True)
         if at[AGENT]:  # the paper gives one margin per sweep: the mean over its points sets beside it
             print(f"  mean over {len(at[AGENT])} of {len(SWEEPS[figure])} points: {_means(at[AGENT], AGENT)} (paper: "
-                  f"{PAPER_MARGINS[figure]} % against helas/mfds-fpr/rsdql, first everywhere)")
+                  f"{PAPER_MARGINS[figure]} % against helas/mfds-fpr/rsdql, {PAPER_FIRST[figure]})")
+            if figure in PAPER_AXIS and (shared := {v: at[AGENT][v] for v in map(label, PAPER_AXIS[figure]) if v in at[AGENT]}):
+                print(f"  over the {len(shared)} points on the paper's axis too ({', '.join(shared)}): {_means(shared, AGENT)}")
+        if at[AS_TRAINED]:
+            print(f"  {AS_TRAINED} (the mean of its last ten evaluations), mean over {len(at[AS_TRAINED])} points: "
+                  f"{_means(at[AS_TRAINED], AS_TRAINED)}")
         if at[CONTINUED]:  # beside the recipe's reading of the same points
             print(f"  {CONTINUED}, late models gone on to {LONGER:,} episodes ({gone_on} here, {improved} of them lower; "
                   f"HELAS's budget stays the recipe's), mean over its {len(at[CONTINUED])} points: "
@@ -313,22 +353,36 @@ def _table(args, figures: list[str], names: list[str], columns: list[str],
     return rows
 
 
-def _means(points: dict[str, tuple[dict[str, float], bool]], who: str) -> str:
-    """The mean margins over some points and at how many ``who`` is first."""
-    gaps = [g for g, _ in points.values()]
-    return (", ".join(f"{role} {np.mean([g[role] for g in gaps]):+.1f} %" for role in gaps[0])
-            + f"; {who} first at {sum(first for _, first in points.values())} of {len(points)}")
+def _means(points: dict[str, "Margins"], who: str) -> str:
+    """The mean margins over some points and at how many ``who`` is first, among every stable
+    baseline and among the paper's."""
+    gaps = [m.gaps for m in points.values()]
+    papers = "/".join(role for role in gaps[0] if role != "best")  # those placed here
+    return (", ".join(f"{'best stable' if role == 'best' else role} {np.mean([g[role] for g in gaps]):+.1f} %"
+                      for role in gaps[0])
+            + f"; {who} first at {sum(m.first for m in points.values())} of {len(points)}"
+            + (f" (among the paper's {papers}: {sum(m.first_of_papers for m in points.values())})" if papers else ""))
 
 
-def margins_at(runs: dict[str, list[float]], names: list[str], agent: str) -> tuple[dict[str, float], str, bool]:
-    """At a point: the agent's mean margin (%, paired by instance) against each of the paper's
-    baselines and against the best of ``names`` (role "best"), which that is, and whether the
-    agent's mean is below every one of them."""
+@dataclass(frozen=True)
+class Margins:
+    gaps: dict[str, float]  # role (a paper's baseline, or "best"): the agent's mean margin, %
+    best: str  # the best stable baseline at the point
+    first: bool  # below every stable baseline
+    first_of_papers: bool  # below each of the paper's baselines (its claim: the lowest of the methods it plots)
+
+
+def margins_at(runs: dict[str, list[float]], unstable: dict[str, list[int]], names: list[str], agent: str) -> Margins:
+    """At a point: the agent's mean margin (%, paired by instance: mean of agent / baseline − 1,
+    negative where it is lower; the paper does not say how its percentages are taken) against each
+    of the paper's baselines and the best of ``names`` whose queues are all stable (role "best"),
+    and whether its mean is below every stable one and below every one of the paper's."""
     means = {n: float(np.mean(runs[n])) for n in names}
-    best = min(names, key=means.get)
+    best = best_stable(means, {n: max(unstable[n]) for n in names})
     against = {**{n: n for n in PAPERS if n in runs}, "best": best}
     gaps = {role: 100 * float(np.mean([a / b - 1 for a, b in zip(runs[agent], runs[n])])) for role, n in against.items()}
-    return gaps, best, float(np.mean(runs[agent])) < means[best]
+    mine = float(np.mean(runs[agent]))
+    return Margins(gaps, best, mine < means[best], all(mine < float(np.mean(runs[n])) for n in PAPERS if n in runs))
 
 
 def plot(rows: list[dict], path: Path) -> Path:
@@ -339,7 +393,7 @@ def plot(rows: list[dict], path: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [r for r in rows if r["deployer"] != CONTINUED]  # the figures: the recipe's; the table has the rest
+    rows = [r for r in rows if r["deployer"] not in (CONTINUED, AS_TRAINED)]  # the figures: the recipe's best; the table has the rest
     figures = list(dict.fromkeys(r["sweep"] for r in rows))
     colour = {name: f"C{k}" for k, name in enumerate(dict.fromkeys(r["deployer"] for r in rows))}  # one per deployer
     fig, axes = plt.subplots(1, len(figures), figsize=(5 * len(figures), 4), squeeze=False)

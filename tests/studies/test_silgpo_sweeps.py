@@ -22,8 +22,8 @@ def test_a_ready_agent_gets_its_margins_and_rank(monkeypatch, tmp_path, capsys):
     assert sweeps.main() == 0
     out = capsys.readouterr().out
     assert out.count("mfds-fpr -") == 6  # a margin against the paper's baseline at each of 5 points, then their mean
-    assert "best (preferred) -50.0 %" in out
-    assert "sil-gpo first at 5 of 5" in out
+    assert "best stable (preferred) -50.0 %" in out
+    assert "sil-gpo first at 5 of 5 (among the paper's mfds-fpr: 5)" in out
     assert (tmp_path / "sweeps.csv").read_text().count("sil-gpo") == 5
 
 
@@ -39,10 +39,13 @@ def test_a_point_with_a_late_model_continued_gets_a_second_line(monkeypatch, tmp
                                       "--agent-dir", str(tmp_path / "agents"), "--ready-only", "--out", str(tmp_path)])
     assert sweeps.main() == 0
     out = capsys.readouterr().out
-    assert "sil-gpo first at 0 of 5" in out and out.count("best (preferred) +0.0 %") == 5
-    assert out.count("sil-gpo-late-to-3000: ") == 5 and out.count("best (preferred) -10.0 %") == 5
-    assert ("(5 here, 5 of them lower; HELAS's budget stays the recipe's), mean over its 5 points: best -10.0 %; "
-            "sil-gpo-late-to-3000 first at 5 of 5; the recipe there: best +0.0 %; sil-gpo first at 0 of 5") in out
+    assert "sil-gpo first at 0 of 5" in out and out.count("best stable (preferred) +0.0 %") == 5
+    assert out.count("sil-gpo-late-to-3000: ") == 5 and out.count("best stable (preferred) -10.0 %") == 5
+    assert ("(5 here, 5 of them lower; HELAS's budget stays the recipe's), mean over its 5 points: best stable -10.0 %; "
+            "sil-gpo-late-to-3000 first at 5 of 5; the recipe there: "
+            "best stable +0.0 %; sil-gpo first at 0 of 5") in out
+    # the paper's Fig. 10 axis is 20-60: the mean over the points both have is given too
+    assert "over the 4 points on the paper's axis too (20, 30, 40, 50): best stable +0.0 %; sil-gpo first at 0 of 4" in out
     assert (tmp_path / "sweeps.csv").read_text().count("sil-gpo-late-to-3000") == 5
 
 
@@ -65,6 +68,26 @@ def test_a_continued_model_that_went_no_lower_still_counts(monkeypatch, tmp_path
     assert "(5 here, 1 of them lower; " in out and "sil-gpo-late-to-3000 first at 1 of 5" in out
 
 
+def test_the_best_baseline_is_a_stable_one_and_an_infeasible_one_is_named(monkeypatch, tmp_path, capsys):
+    # "preferred" lowest but leaving 2 queues unstable (the code scores them a flat sojourn): the
+    # margin is set against the best stable baseline, and the ranking names the infeasible one
+    import csv
+
+    monkeypatch.setattr(sweeps, "placed_delay", lambda figure, value, k, name: {"preferred": (10.0, 2),
+                                                                                "mfds-fpr": (20.0, 0)}[name])
+    monkeypatch.setattr(sweeps, "agent_delay", lambda *a, **kw: 15.0)
+    monkeypatch.setattr(sys, "argv", ["sweeps", "--figures", "chain", "--seeds", "1", "--only", "preferred,mfds-fpr",
+                                      "--agent-dir", str(tmp_path / "agents"), "--ready-only", "--out", str(tmp_path)])
+    assert sweeps.main() == 0
+    out = capsys.readouterr().out
+    assert out.count("preferred [infeasible: 2 unstable queues] < sil-gpo < mfds-fpr") == 5
+    assert out.count("mfds-fpr -25.0 %, best stable (mfds-fpr) -25.0 %") == 5
+    assert "sil-gpo first at 5 of 5 (among the paper's mfds-fpr: 5)" in out
+    with open(tmp_path / "sweeps.csv") as f:
+        unstable = {r["deployer"]: r["unstable_queues"] for r in csv.DictReader(f)}
+    assert unstable == {"preferred": "2", "mfds-fpr": "0", "sil-gpo": ""}  # the agent's deployments: not recorded
+
+
 def test_a_kept_curve_is_read_not_trained(tmp_path, capsys):
     # the repository keeps a finished sweep model's .json and curve, not its weights: its best is
     # read from them, and nothing says it was trained
@@ -78,7 +101,11 @@ def test_a_kept_curve_is_read_not_trained(tmp_path, capsys):
     for suffix in (".json", ".curve.csv"):
         shutil.copy(path.with_suffix(suffix), folder)
     got = sweeps.agent_delay("chain", (2, 4), 0, folder, sweeps.RECIPE, ready_only=True)
-    assert got == Curve.read(path).best(within=sweeps.EPISODES)
+    curve = Curve.read(path)
+    assert got == curve.best(within=sweeps.EPISODES)
+    as_trained = sweeps.trained_delay("chain", (2, 4), 0, folder, sweeps.RECIPE)  # its last ten evaluations
+    assert as_trained == pytest.approx(np.mean(curve.delay[curve.episodes.index(sweeps.EPISODES) - 9:][:10]))
+    assert as_trained >= got - 1e-9  # no evaluation is below the best
     assert "trained" not in capsys.readouterr().err
     assert not (folder / path.name).exists()
 
