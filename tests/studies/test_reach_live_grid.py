@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-import pytest
-
 from studies.reach import live_grid
 
 
