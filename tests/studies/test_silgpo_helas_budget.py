@@ -1,0 +1,34 @@
+"""HELAS's budget check: each heaviest point placed with the sweep's budget and a larger one, the
+first the sweep table's own placement, the change from it printed and written."""
+
+import csv
+import sys
+
+import pytest
+
+from studies.silgpo import helas_budget, sweeps
+
+
+def test_each_heaviest_point_at_two_budgets_the_first_the_sweeps(monkeypatch, tmp_path, capsys):
+    from harness.families.silgpo import baselines
+
+    for module in (helas_budget, baselines):  # the check's budget and the sweep's: seconds, not minutes
+        monkeypatch.setattr(module, "helas_generations", lambda g: 1)
+    monkeypatch.setattr(sys, "argv", ["helas_budget", "--times", "3", "--out", str(tmp_path)])
+    assert helas_budget.main() == 0
+    out = capsys.readouterr().out
+    with open(tmp_path / "helas_budget.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["sweep"], r["value"], r["generations"]) for r in rows] == [
+        ("arrival", "5-7", "1"), ("arrival", "5-7", "3"), ("chain", "6-8", "1"), ("chain", "6-8", "3"),
+        ("requests", "50", "1"), ("requests", "50", "3")]
+    assert float(rows[4]["total_delay"]) == pytest.approx(sweeps.placed_delay("requests", 50, 0, "helas")[0], rel=1e-12)
+    more, base = float(rows[5]["total_delay"]), float(rows[4]["total_delay"])
+    assert f"{100 * (more / base - 1):+.1f} %" in out.splitlines()[-2]  # the requests point's larger budget
+
+
+def test_a_budget_not_above_the_sweeps_is_refused(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["helas_budget", "--times", "1"])
+    with pytest.raises(SystemExit) as stop:
+        helas_budget.main()
+    assert stop.value.code == 2 and "--times must be 2 or more" in capsys.readouterr().err
