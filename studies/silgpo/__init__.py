@@ -22,8 +22,9 @@ def model(models: Path, episodes: int, encoder: str, sil: str, code_sil: bool, s
 
 
 def infeasible(name: str, unstable: int) -> str:
-    """A deployer's name in a ranking, marked where a deployment of it leaves a queue at ρ ≥ 1
-    (the paper's eq. 35 forbids it; its delay is the code's penalty, not a sojourn)."""
+    """A deployer's name in a ranking, marked where a deployment of it leaves a queue unstable (ρ ≥
+    1; ≥ 0.99 in the code's form): the paper's eq. 35 forbids it; its delay is the code's penalty,
+    not a sojourn."""
     return name + (f" [infeasible: {unstable} unstable queues]" if unstable else "")
 
 

@@ -34,11 +34,12 @@ kept, so its own are not known). A second line gives the agent as its training e
 its last ten evaluations, ``sil-gpo-as-trained``). Each figure ends with the mean margins over its
 points (the paper gives one number per sweep), at how many SIL-GPO is first among the stable
 baselines and among the paper's; Fig. 10's also over the four points its axis (20-60 requests)
-shares with the code's (10-50). ``--ready-only`` trains nothing: a point whose models are not all done
-(``studies.silgpo.trainings`` trains them) shows how many are. Writes ``sweeps.csv`` (one row per
-point, deployer and instance, named by its seed of their generator, with its unstable queues) and
-``sweeps.png`` (the three figures, SIL-GPO by its best) in ``--out``. ``--jobs`` places the baselines in that many processes (HELAS takes minutes
-an instance): the same numbers, in the same order, as one.
+shares with the code's (10-50). ``--ready-only`` trains nothing: a point whose models are not all
+done (``studies.silgpo.trainings`` trains them) shows how many are. Writes ``sweeps.csv`` (one row
+per point, deployer and instance, named by its seed of their generator, with its unstable queues)
+and ``sweeps.png`` (the three figures, SIL-GPO by its best) in ``--out``. ``--jobs`` places the
+baselines in that many processes (HELAS takes minutes an instance): the same numbers, in the same
+order, as one.
 """
 
 from __future__ import annotations
@@ -353,7 +354,7 @@ def _table(args, figures: list[str], names: list[str], columns: list[str],
     return rows
 
 
-def _means(points: dict[str, "Margins"], who: str) -> str:
+def _means(points: dict[str, Margins], who: str) -> str:
     """The mean margins over some points and at how many ``who`` is first, among every stable
     baseline and among the paper's."""
     gaps = [m.gaps for m in points.values()]
@@ -366,6 +367,8 @@ def _means(points: dict[str, "Margins"], who: str) -> str:
 
 @dataclass(frozen=True)
 class Margins:
+    """The agent against the baselines at one point (``margins_at``)."""
+
     gaps: dict[str, float]  # role (a paper's baseline, or "best"): the agent's mean margin, %
     best: str  # the best stable baseline at the point
     first: bool  # below every stable baseline
