@@ -116,3 +116,30 @@ def test_helas_keeps_the_same_share_of_the_agents_budget_on_every_instance():
         shares.append(helas_generations(g) / len(g.to_place()))
     assert max(shares) - min(shares) < 0.05 and len(code_instance(ServiceGraphConfig(silgpo_compat=True).sweep(
         "arrival", (5, 7))).to_place()) > 100
+
+
+def test_helas_places_as_it_did_when_every_gene_summed_the_servers_use_again(monkeypatch):
+    """HELAS's decoding keeps each server's use as it adds instances; it must place exactly as
+    the plain rule (``fits`` summing the whole deployment at every gene) does, random draws and
+    all, or every HELAS number published would move."""
+    from harness.families.silgpo import baselines
+
+    def plain(g, genes, rng):
+        X, placed = g.initial(), genes.copy()
+        for i, m in enumerate(g.to_place()):
+            fits = g.fits(X, m)
+            if not fits.any():
+                continue
+            if not fits[placed[i]]:
+                placed[i] = rng.choice(np.flatnonzero(fits))
+            X[m, placed[i]] += 1
+        return X, placed
+
+    config = ServiceGraphConfig(silgpo_compat=True)
+    for g in (code_instance(config, 3), code_instance(config.sweep("requests", 50), 4),
+              code_instance(config.sweep("arrival", (5, 7)), 3)):
+        kept = helas(g, np.random.default_rng(7), population=20, generations=4)
+        monkeypatch.setattr(baselines, "_decode", plain)
+        again = helas(g, np.random.default_rng(7), population=20, generations=4)
+        monkeypatch.undo()
+        assert np.array_equal(kept, again)

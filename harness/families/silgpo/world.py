@@ -185,9 +185,15 @@ class ServiceGraph:
     def fits(self, X: np.ndarray, m: int) -> np.ndarray:
         """(N,) whether one more instance of m fits on each server (eqs. 25-27; the code's
         storage test is strict)."""
-        cpu, gpu, mem = self.used(X)
-        room_mem = mem + self.s_mem[m] < self.mem if self.compat else mem + self.s_mem[m] <= self.mem
-        return (cpu + self.s_cpu[m] <= self.cpu) & (gpu + self.s_gpu[m] <= self.gpu) & room_mem
+        return self.room(self.used(X), m)
+
+    def room(self, used: tuple[np.ndarray, np.ndarray, np.ndarray], m: int, at=slice(None)):
+        """``fits`` given what is used (``used(X)``), on every server or on server ``at`` alone:
+        for a caller that adds instances one by one and keeps the sums itself (the resources are
+        whole cores, GPUs and GB, so a running sum is ``used``'s exactly)."""
+        cpu, gpu, mem = (u[at] for u in used)
+        room_mem = mem + self.s_mem[m] < self.mem[at] if self.compat else mem + self.s_mem[m] <= self.mem[at]
+        return (cpu + self.s_cpu[m] <= self.cpu[at]) & (gpu + self.s_gpu[m] <= self.gpu[at]) & room_mem
 
     def feasible(self, X: np.ndarray) -> bool:
         cpu, gpu, mem = self.used(X)
