@@ -187,8 +187,8 @@ def run(job: Job, models: Path = MODELS, work: Path = WORK) -> tuple[Job, str, f
         if has_episodes(job.path, job.episodes()):  # under the lock: another process may have just finished it
             return job, "done already", 0.0
         if job.stranded(models, work):  # a fresh machine: none saved
-            return job, (f"passed by: no state saved at episode {job.goes_on_from:,} to go on from (it would train "
-                         f"anew and rewrite the curve the figures read)"), 0.0
+            return job, (f"passed by: no state saved at episode {job.goes_on_from:,} to go on from (--anew "
+                         f"trains it from the start, kept if it repeats the kept curve)"), 0.0
         was = agent.standing(at)
         t = time.monotonic()
 
