@@ -51,9 +51,9 @@ def main() -> int:
                 for figure, value in HEAVIEST for base in [helas_generations(sweeps.instance(figure, value, k))]}
         print(f"  {'point':14s} {'generations':>11s} {'total delay':>11s} {'unstable':>8s} {'s':>5s}   change")
         for (figure, value), budgets in runs.items():
-            for i, (n, future) in enumerate(budgets):
-                total, unstable, seconds = future.result()
-                change = f"{100 * (total / budgets[0][1].result()[0] - 1):+.1f} %" if i else ""
+            placed_at = [(n, future.result()) for n, future in budgets]  # a --jobs 1 result is made when asked: once
+            for i, (n, (total, unstable, seconds)) in enumerate(placed_at):
+                change = f"{100 * (total / placed_at[0][1][0] - 1):+.1f} %" if i else ""
                 print(f"  {figure + ' ' + sweeps.label(value):14s} {n:11d} {total:11.3f} {unstable:8d} {seconds:5.0f}   "
                       f"{change}", flush=True)
                 rows.append({"sweep": figure, "value": sweeps.label(value), "instance_seed": sweeps.FIRST_SEED + k,
