@@ -18,10 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
-from harness.families.silgpo.baselines import helas, helas_generations
-from harness.families.silgpo.world import delay
+from harness.families.silgpo.baselines import helas_generations
 from harness.results.csvfile import write_rows
 from studies.silgpo import sweeps
 
@@ -30,9 +27,9 @@ HEAVIEST = (("arrival", (5, 7)), ("chain", (6, 8)), ("requests", 50))  # each sw
 
 def placed(figure: str, value, k: int, generations: int) -> tuple[float, int, float]:
     """(total delay, unstable queues, seconds) of HELAS with ``generations`` on instance ``k``."""
-    g, t = sweeps.instance(figure, value, k), time.monotonic()
-    d = delay(g, helas(g, np.random.default_rng(k), generations=generations))
-    return d.total, d.unstable, time.monotonic() - t
+    t = time.monotonic()
+    total, unstable = sweeps.placed_delay(figure, value, k, "helas", generations=generations)
+    return total, unstable, time.monotonic() - t
 
 
 def main() -> int:

@@ -116,11 +116,12 @@ def instance(figure: str, value, k: int) -> ServiceGraph:
     return code_instance(ServiceGraphConfig(silgpo_compat=True).sweep(figure, value), FIRST_SEED + k)
 
 
-def placed_delay(figure: str, value, k: int, name: str) -> tuple[float, int]:
+def placed_delay(figure: str, value, k: int, name: str, **options) -> tuple[float, int]:
     """(total delay, queues left unstable) of deployer ``name`` on instance ``k`` of a point (its
-    random stream seeded ``k``, as the rows have always been)."""
+    random stream seeded ``k``, as the rows have always been); ``options`` go to the deployer
+    (HELAS's ``generations``: ``helas_budget``)."""
     g = instance(figure, value, k)
-    d = delay(g, DEPLOYERS[name](g, np.random.default_rng(k)))
+    d = delay(g, DEPLOYERS[name](g, np.random.default_rng(k), **options))
     return d.total, d.unstable
 
 

@@ -15,7 +15,7 @@ def test_each_heaviest_point_at_two_budgets_the_first_the_sweeps(monkeypatch, tm
     for module in (helas_budget, baselines):  # the check's budget and the sweep's: seconds, not minutes
         monkeypatch.setattr(module, "helas_generations", lambda g: 1)
     runs = []  # each placement made once: a --jobs 1 result asked for twice would run HELAS again
-    monkeypatch.setattr(helas_budget, "helas", lambda *a, **kw: runs.append(kw) or baselines.helas(*a, **kw))
+    monkeypatch.setitem(baselines.DEPLOYERS, "helas", lambda *a, **kw: runs.append(kw) or baselines.helas(*a, **kw))
     monkeypatch.setattr(sys, "argv", ["helas_budget", "--times", "3", "--out", str(tmp_path)])
     assert helas_budget.main() == 0
     out = capsys.readouterr().out
@@ -24,7 +24,7 @@ def test_each_heaviest_point_at_two_budgets_the_first_the_sweeps(monkeypatch, tm
     assert [(r["sweep"], r["value"], r["generations"]) for r in rows] == [
         ("arrival", "5-7", "1"), ("arrival", "5-7", "3"), ("chain", "6-8", "1"), ("chain", "6-8", "3"),
         ("requests", "50", "1"), ("requests", "50", "3")]
-    assert len(runs) == 6
+    assert [kw["generations"] for kw in runs] == [1, 3] * 3
     assert float(rows[4]["total_delay"]) == pytest.approx(sweeps.placed_delay("requests", 50, 0, "helas")[0], rel=1e-12)
     more, base = float(rows[5]["total_delay"]), float(rows[4]["total_delay"])
     assert f"{100 * (more / base - 1):+.1f} %" in out.splitlines()[-2]  # the requests point's larger budget
