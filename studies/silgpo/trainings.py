@@ -8,7 +8,8 @@ Training state never enters the repository.
 
     .venv/bin/python -m studies.silgpo.trainings [--lanes 2] [--only ranking,paper,...] [--list] [--background]
 
-The groups, in the order the lanes take them:
+The groups, in the order the lanes take them (a training already begun goes first: its state lives
+only in the work folder):
 
 - ``ranking``: the default setting's five seeds of SIL-GPO (GAT, the code's SIL rule) and of
   RSDQL (MLP encoders), 2,000 episodes each, in turns (what ``studies.silgpo.agent --seeds 5``
@@ -32,7 +33,8 @@ The groups, in the order the lanes take them:
   state saved at 2,000 (a fresh machine) it is passed by, or with ``--anew`` trained from the
   start, 3,000 episodes, and kept only if its first 2,000 repeat the kept curve's (a training is
   the same bit for bit however often it is stopped). Would more training change them? (Listed
-  once its model is done.)
+  once its model is done: the queue is asked again as each training ends, so a model that ends
+  late goes on in the same run, from the state it has just saved.)
 
 The names and flags are those scripts' own (``agent.model``, ``agent.rsdql_model``,
 ``sweeps.agent_model``), so they find what this trained. A model being trained is locked
@@ -46,9 +48,9 @@ from __future__ import annotations
 
 import argparse
 import fcntl
-import functools
 import multiprocessing
 import os
+import queue as queues
 import sys
 import time
 from dataclasses import dataclass
@@ -85,6 +87,10 @@ class Job:
     def done(self, models: Path, work: Path) -> bool:
         return has_episodes(self.path, self.episodes()) or has_episodes(self.at(models, work), self.episodes())
 
+    def key(self) -> tuple[str, Path]:
+        """Which job this is (a continuation shares its recipe model's path)."""
+        return self.group, self.path
+
     def stranded(self, models: Path, work: Path) -> bool:
         """A continuation with no state saved where it goes on from (a fresh machine), not to be
         trained anew: passed by."""
@@ -119,7 +125,7 @@ def jobs(models: Path = MODELS, groups=GROUPS, anew: bool = False) -> list[Job]:
                 if path.parent != folder:  # the ranking's seed 1 (sweeps.agent_model): trained there
                     continue
                 out.append(Job("sweeps", "sil-gpo", path, argv))
-    if "longer" in groups:  # listed once its recipe's model is done: one finished during a run goes on at the next start
+    if "longer" in groups:  # listed once its recipe's model is done (main asks again as each training ends)
         from harness.families.silgpo.agent import Curve
 
         for job in jobs(models, ("sweeps",)):
@@ -127,6 +133,15 @@ def jobs(models: Path = MODELS, groups=GROUPS, anew: bool = False) -> list[Job]:
                 argv = sweeps.longer_flags(" ".join(job.argv)).split()
                 out.append(Job("longer", "sil-gpo", job.path, argv, goes_on_from=job.episodes(), anew=anew))
     return out
+
+
+def up_next(queue: list[Job], tried: set, models: Path = MODELS, work: Path = WORK) -> list[Job]:
+    """The jobs to train, in order: not done, not passed by, not already tried in this run
+    (``Job.key``); those begun first, as their state lives only in the work folder (a fresh machine
+    loses it), then in the queue's order."""
+    todo = [job for job in queue if job.key() not in tried and not has_episodes(job.path, job.episodes())
+            and not job.stranded(models, work)]
+    return sorted(todo, key=lambda job: agent.saved_episode(job.at(models, work)) == 0)
 
 
 def standing(job: Job, models: Path = MODELS, work: Path = WORK) -> str:
@@ -250,15 +265,26 @@ def main() -> int:
             print(f"{job.group:9s} {job.path.stem:44s} {standing(job, args.models, args.work)}")
         print(left(queue, args.models, args.work))
         return 0
-    todo = [job for job in queue if not has_episodes(job.path, job.episodes())]
-    print(f"{len(queue)} models, {len(queue) - len(todo)} done, {len(todo)} to train in {args.lanes} lane(s)"
+    done = [job for job in queue if has_episodes(job.path, job.episodes())]
+    passed = [job for job in queue if job not in done and job.stranded(args.models, args.work)]
+    print(f"{len(queue)} models, {len(done)} done, {len(queue) - len(done) - len(passed)} to train in {args.lanes} "
+          f"lane(s)" + (f", {len(passed)} passed by (no state saved to go on from; --anew trains them)" if passed else "")
           + (f"; {background()}" if args.background else ""), flush=True)
-    t0 = time.monotonic()
+    t0, tried, running, finished = time.monotonic(), set(), 0, queues.SimpleQueue()
     # one training per process: a compiled net's caches and a run's memory go with it
     with multiprocessing.get_context("spawn").Pool(args.lanes, maxtasksperchild=1, initializer=die_with_parent) as pool:
-        for job, what, seconds in pool.imap_unordered(functools.partial(run, models=args.models, work=args.work), todo):
+        while True:  # the queue asked again as each training ends: a late model goes on while its state is here
+            for job in up_next(jobs(args.models, groups, args.anew), tried, args.models, args.work)[:args.lanes - running]:
+                tried.add(job.key())
+                running += 1
+                pool.apply_async(run, (job, args.models, args.work), callback=finished.put, error_callback=finished.put)
+            if not running:
+                return 0
+            ended, running = finished.get(), running - 1
+            if isinstance(ended, BaseException):
+                raise ended
+            job, what, seconds = ended
             print(f"{job.path.stem}: {what} in {seconds:.0f} s ({time.monotonic() - t0:.0f} s so far)", flush=True)
-    return 0
 
 
 if __name__ == "__main__":

@@ -113,3 +113,36 @@ def test_a_continuation_is_kept_only_if_it_repeats_the_kept_curves_first_episode
     assert trainings.same_start(curve("longer", [30.0, 29.0, 29.5, 28.0]), kept, 300)
     assert not trainings.same_start(curve("other", [30.0, 29.1, 29.5, 28.0]), kept, 300)  # not the same training
     assert trainings.same_start(curve("early", [30.0, 29.0, 30.0]), kept, 200)  # only the first 200 compared
+
+
+def test_a_begun_training_goes_first_and_a_late_model_goes_on_in_the_same_run(tmp_path):
+    """Asked again as each training ends, the queue puts work begun before work not started (its
+    state is only in the work folder), never offers a job twice in a run, passes by a continuation
+    with no state to go on from, and offers a late model's continuation once the model is done."""
+    import json
+
+    import torch
+
+    from studies.silgpo import sweeps
+
+    models, work = tmp_path / "models", tmp_path / "work"
+    queue = trainings.jobs(models, groups=("sweeps", "longer"))
+    first, second, third = queue[:3]
+    begun = third.at(models, work).with_suffix(".ckpt")
+    begun.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"state": {"episode": 500}}, begun)
+    assert trainings.up_next(queue, set(), models, work)[:3] == [third, first, second]
+    assert trainings.up_next(queue, {third.key(), first.key()}, models, work)[0] == second
+
+    # the first ends late, with its state saved at 2,000 here: its continuation comes next, begun
+    first.path.parent.mkdir(parents=True, exist_ok=True)
+    first.path.with_suffix(".json").write_text(json.dumps({"args": {"episodes": 2000}}))
+    first.path.with_suffix(".curve.csv").write_text(
+        "episode,delay,sil_on\n" + "".join(f"{e},{30.0 - (e == 1900)},False\n" for e in range(100, 2001, 100)))
+    torch.save({"state": {"episode": 2000}}, first.at(models, work).with_suffix(".ckpt"))
+    tried = {third.key(), first.key()}
+    again = trainings.jobs(models, groups=("sweeps", "longer"))
+    on = trainings.up_next(again, tried, models, work)[0]
+    assert (on.group, on.path, on.episodes(), on.goes_on_from) == ("longer", first.path, sweeps.LONGER, 2000)
+    first.at(models, work).with_suffix(".ckpt").unlink()  # a fresh machine: nothing to go on from
+    assert all(job.group != "longer" for job in trainings.up_next(again, tried, models, work))
