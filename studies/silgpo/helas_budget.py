@@ -49,8 +49,9 @@ def main() -> int:
         print(f"  {'point':14s} {'generations':>11s} {'total delay':>11s} {'unstable':>8s} {'s':>5s}   change")
         for (figure, value), budgets in runs.items():
             placed_at = [(n, future.result()) for n, future in budgets]  # a --jobs 1 result is made when asked: once
+            first = placed_at[0][1][0]  # the sweep budget's total delay
             for i, (n, (total, unstable, seconds)) in enumerate(placed_at):
-                change = f"{100 * (total / placed_at[0][1][0] - 1):+.1f} %" if i else ""
+                change = f"{100 * (total / first - 1):+.1f} %" if i else ""
                 print(f"  {figure + ' ' + sweeps.label(value):14s} {n:11d} {total:11.3f} {unstable:8d} {seconds:5.0f}   "
                       f"{change}", flush=True)
                 rows.append({"sweep": figure, "value": sweeps.label(value), "instance_seed": sweeps.FIRST_SEED + k,
