@@ -46,6 +46,20 @@ def _encode(x):
     return {"__obj__": key, "fields": _encode(dict(fields))}
 
 
+def _defaults(cls: type) -> dict:
+    """A dataclass's fields that have a default, with it (a state saved before a field was added
+    comes back with the field at its default)."""
+    if not dataclasses.is_dataclass(cls):
+        return {}
+    out = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            out[f.name] = f.default_factory()
+    return out
+
+
 def _decode(x):
     if isinstance(x, dict):
         if "__np__" in x:
@@ -60,6 +74,7 @@ def _decode(x):
             if cls is None:
                 raise ValueError(f"a {x['__obj__']} is not a class a training state may hold")
             obj = cls.__new__(cls)
+            obj.__dict__.update(_defaults(cls))  # a field added since the state was saved
             obj.__dict__.update(_decode(x["fields"]))
             return obj
         return {k: _decode(v) for k, v in x.items()}

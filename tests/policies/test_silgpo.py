@@ -118,6 +118,15 @@ def test_a_short_training_runs_evaluates_and_deploys_within_capacity():
     assert delay(g, X).total == pytest.approx(curve.delay[-1])  # the last evaluation is the greedy deployment
 
 
+def test_each_evaluation_records_the_queues_its_deployment_leaves_unstable():
+    """The code's delay scores a queue at ρ ≥ 1 a flat sojourn, so a low total can hide one: the
+    curve says how many each greedy evaluation left."""
+    g = generate(SMALL.sweep("arrival", (5, 7)), 1)  # loaded: an untrained actor leaves some
+    actor, _, curve, _ = train(g, SilGpoArgs(episodes=4, batch_episodes=2, evaluate_every=2, encoder="mlp",
+                                             sil="on", seed=3))
+    assert len(curve.unstable) == 2 and curve.unstable_at(4) == delay(g, deploy(g, actor)).unstable > 0
+
+
 def test_the_compiled_gat_actor_acts_on_every_thread_the_host_has():
     """GAT encoders are compiled by default; torch 2.13's parallel C++ kernels of the actor failed
     to compile on an AVX-512 host with two threads, so a training stopped at its first action."""

@@ -29,6 +29,19 @@ def test_a_state_of_arrays_and_plain_objects_comes_back_equal(tmp_path):
     assert back["rng"] == state["rng"] and torch.equal(back["w"], torch.ones(2))
 
 
+def test_a_state_saved_before_a_field_was_added_comes_back_with_its_default(tmp_path):
+    """A training resumed from a state saved before the curve recorded unstable queues goes on
+    recording them; the evaluations before have none (None in its rows, blank in its CSV)."""
+    checkpoint.save(tmp_path / "s.ckpt", {}, {"curve": Curve([10], [24.7], [False], [1])})
+    raw = torch.load(tmp_path / "s.ckpt", weights_only=True)
+    del raw["state"]["curve"]["fields"]["unstable"]  # as a state saved by the older code holds it
+    torch.save(raw, tmp_path / "s.ckpt")
+    curve = checkpoint.load(tmp_path / "s.ckpt", {}, "--resume")["curve"]
+    assert curve.unstable == []
+    curve.episodes.append(20), curve.delay.append(23.0), curve.sil_on.append(True), curve.unstable.append(2)
+    assert curve.rows() == [(10, 24.7, False, None), (20, 23.0, True, 2)] and curve.unstable_at(20) == 2
+
+
 def test_an_object_not_declared_plain_is_refused_when_saving(tmp_path):
     with pytest.raises(TypeError, match="cannot hold"):
         checkpoint.save(tmp_path / "s.ckpt", {}, {"x": object()})

@@ -42,7 +42,7 @@ from harness.families.silgpo.gat import COMPILE_HELP, check_compile, for_speed
 from harness.rl.nets import masked_categorical, masked_log_softmax
 from harness.rl.ppo import gae
 from harness.families.silgpo.env import DeployEnv
-from harness.families.silgpo.world import ServiceGraph
+from harness.families.silgpo.world import ServiceGraph, delay
 from harness.spec.args import arg
 
 
@@ -76,11 +76,27 @@ class SilGpoArgs:
 @plain
 @dataclass
 class Curve:
-    """The greedy evaluations: (episode, total delay) every ``evaluate_every`` episodes."""
+    """The greedy evaluations: (episode, total delay) every ``evaluate_every`` episodes, with
+    whether SIL was on and how many queues the deployment left at ρ ≥ 1 (the code's delay scores
+    them a flat sojourn, so a low total may hide one)."""
 
     episodes: list[int] = field(default_factory=list)
     delay: list[float] = field(default_factory=list)
     sil_on: list[bool] = field(default_factory=list)
+    unstable: list[int] = field(default_factory=list)  # recorded since it was added: the latest evaluations
+
+    def rows(self) -> list[tuple]:
+        """(episode, delay, sil_on, unstable queues or None where not recorded), one per evaluation."""
+        return list(zip(self.episodes, self.delay, self.sil_on, self.unstable_per_evaluation()))
+
+    def unstable_per_evaluation(self) -> list[int | None]:
+        """``unstable`` aligned with ``episodes``: None for the first evaluations of a training
+        resumed from a state saved before it was recorded."""
+        return [None] * (len(self.episodes) - len(self.unstable)) + list(self.unstable)
+
+    def unstable_at(self, episode: int) -> int | None:
+        """The queues at ρ ≥ 1 left by the evaluation at ``episode`` (None: not recorded)."""
+        return self.unstable_per_evaluation()[self.episodes.index(episode)]
 
     @classmethod
     def read(cls, model) -> "Curve":
@@ -94,6 +110,8 @@ class Curve:
                 curve.episodes.append(int(row["episode"]))
                 curve.delay.append(float(row["delay"]))
                 curve.sil_on.append(row.get("sil_on") == "True")
+                if row.get("unstable"):  # absent from curves written before it was recorded
+                    curve.unstable.append(int(row["unstable"]))
         return curve
 
     def final(self, last: int = 10) -> float:
@@ -279,7 +297,8 @@ def train(g: ServiceGraph, args: SilGpoArgs, on_progress: Callable[[int, float, 
                     sil if sil_on else None, args, rng)
             batch = []
         if episode % args.evaluate_every == 0:
-            delay_now = rollout(env, fast_actor).current
+            evaluated = rollout(env, fast_actor)
+            delay_now = evaluated.current
             if args.sil == "auto":  # the code's rule, best updated first
                 was_on, best_eval = sil_on, min(best_eval, delay_now)
                 sil_on = (delay_now > best_eval) if was_on else (delay_now >= best_eval + 5)
@@ -287,6 +306,7 @@ def train(g: ServiceGraph, args: SilGpoArgs, on_progress: Callable[[int, float, 
             curve.episodes.append(episode)
             curve.delay.append(delay_now)
             curve.sil_on.append(sil_on)
+            curve.unstable.append(delay(evaluated.g, evaluated.X).unstable)
             if on_progress:
                 on_progress(episode, delay_now, sil_on)
         if checkpoint is not None and not batch and episode % CHECKPOINT_EVERY == 0:

@@ -65,9 +65,8 @@ def _train_silgpo(g, args, progress, checkpoint=None, start=None):
     from harness.families.silgpo.agent import train
 
     actor, _, curve, secs = train(g, args, lambda e, d, sil: progress(e, args.episodes, d), checkpoint, start)
-    rows = list(zip(curve.episodes, curve.delay, curve.sil_on))
     return actor, {"seconds": secs, "best_delay": min(curve.delay, default=None),
-                   "servers": g.N, "services": g.S}, rows, ("episode", "delay", "sil_on"), \
+                   "servers": g.N, "services": g.S}, curve.rows(), ("episode", "delay", "sil_on", "unstable"), \
         ("episode", "total delay of the greedy policy")
 
 
