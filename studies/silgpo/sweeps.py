@@ -10,36 +10,40 @@ Per point: each deployer's mean over the instances the authors' own generator dr
 module sets on import, so the first instance is the one their ``main.py`` trains on with that
 point's parameter file (the paper does not say which instance it plots; its Fig. 10 axis, 20-60
 requests, is not the code's 10-50). Every point and seed is held to their code by
-``tests/sim/test_authors_sweeps.py``. With ``--agent-dir``, SIL-GPO joins: one model per setting and
-instance (``sil-gpo-<figure>-<value>-a<seed>.pt``; 30 requests reads λ 2-4's), trained with ``--train-flags``, by default
-Table II's recipe for 2,000 episodes, training seed 1..n; at the default setting the first is the
-ranking's seed 1, kept in the folder above), trained where missing,
-resumed where stopped (``.ckpt``), so the sweep spans sessions. Its number is the best of its
-greedy evaluations (a deployment it built on that very instance: the most generous reading of a
-training, within the recipe's episodes); a model whose best came in its last 400 episodes is
-named, as it may not have converged, and once ``studies.silgpo.trainings`` (group ``longer``) has
-gone on with it to 3,000 episodes the point gets a second line, ``sil-gpo-late-to-3000`` (the
-table and the CSV, not the figures): its best within them, the others' as they were, ranked and
-set against the baselines as they were, whether it went lower or not; the figure's summary puts it
-beside the recipe's reading of the same points. It answers whether more training would change the
-verdict, at a larger budget than HELAS's and with more evaluations to take the best of. HELAS's
-generations grow with the instances placed, as the agent's budget does
-(``baselines.helas_generations``). Each row then gives SIL-GPO's margin (mean of agent / baseline
-− 1 over the instances; the paper does not say how its percentages are taken) over HELAS, MFDS-FPR
-and the best baseline whose queues are all stable, beside the paper's (−32.6/−24.8/−19.4 % in
-Fig. 8, −28.6/−20.7/−15.5 % in Fig. 9, −35.2/−25.4/−10.6 % in Fig. 10, against
-HELAS/MFDS-FPR/RSDQL; RSDQL is not trained at the sweep points), and the ranking names a baseline
-that leaves a queue unstable (the code scores it a flat sojourn; the agent's deployments are not
-kept, so its own are not known). A second line gives the agent as its training ended (the mean of
-its last ten evaluations, ``sil-gpo-as-trained``). Each figure ends with the mean margins over its
-points (the paper gives one number per sweep), at how many SIL-GPO is first among the stable
-baselines and among the paper's; Fig. 10's also over the four points its axis (20-60 requests)
-shares with the code's (10-50). ``--ready-only`` trains nothing: a point whose models are not all
-done (``studies.silgpo.trainings`` trains them) shows how many are. Writes ``sweeps.csv`` (one row
-per point, deployer and instance, named by its seed of their generator, with its unstable queues)
-and ``sweeps.png`` (the three figures, SIL-GPO by its best) in ``--out``. ``--jobs`` places the
-baselines in that many processes (HELAS takes minutes an instance): the same numbers, in the same
-order, as one.
+``tests/sim/test_authors_sweeps.py``. With ``--agent-dir``, SIL-GPO joins: one model per setting
+and instance (``sil-gpo-<figure>-<value>-a<seed>.pt``; 30 requests reads λ 2-4's), trained with
+``--train-flags``, by default Table II's recipe for 2,000 episodes, training seed 1..n; at the
+default setting the first is the ranking's seed 1, kept in the folder above), trained where
+missing, resumed where stopped (``.ckpt``), so the sweep spans sessions. It is read two ways from
+its model's curve, both in the table, the CSV and the figures: ``sil-gpo-best-evaluation``, the
+lowest of its greedy evaluations within the recipe's episodes (a deployment it built on that very
+instance: the most generous reading of a training), and ``sil-gpo-as-trained``, its evaluation at
+the recipe's last episode (the deployment its saved weights build: the ranking's "the model as
+trained"). A model whose best came in its last 400 episodes is named, as it may not have converged,
+and once ``studies.silgpo.trainings`` (group ``longer``) has gone on with it to 3,000 episodes the
+point gets a second line, ``sil-gpo-late-to-3000`` (the table and the CSV, not the figures): its
+best within them, the others' as they were, ranked and set against the baselines as they were,
+whether it went lower or not; the figure's summary puts it beside the recipe's reading of the same
+points. It answers whether more training would change the verdict, at a larger budget than HELAS's
+and with more evaluations to take the best of. HELAS's generations grow with the instances placed,
+as the agent's budget does (``baselines.helas_generations``). Each row then gives SIL-GPO's margin
+(mean of agent / baseline − 1 over the instances; the paper does not say how its percentages are
+taken) over HELAS, MFDS-FPR and the best baseline whose queues are all stable, beside the paper's
+(−32.6/−24.8/−19.4 % in Fig. 8, −28.6/−20.7/−15.5 % in Fig. 9, −35.2/−25.4/−10.6 % in Fig. 10,
+against HELAS/MFDS-FPR/RSDQL; RSDQL is not trained at the sweep points), and the ranking names a
+deployer that leaves a queue unstable (the code scores it a flat sojourn): the agent's from its
+curve, which records them since that column was added; a reading of a model trained before is
+marked ``*``. Each figure ends with its margins over the points read three ways, as the paper gives
+one number per sweep and does not say how: the mean of the points' margins, the ratio of the summed
+delays, and the heaviest point's; and at how many points SIL-GPO is first among the stable
+baselines and among the paper's (never with a deployment known to leave a queue unstable); Fig.
+10's also over the four points its axis (20-60 requests) shares with the code's (10-50).
+``--ready-only`` trains nothing: a point whose models are not all done
+(``studies.silgpo.trainings`` trains them) shows how many are. Writes ``sweeps.csv`` (one row per
+point, deployer and instance, named by its seed of their generator, with its unstable queues) and
+``sweeps.png`` (the three figures, SIL-GPO both ways) in ``--out``. ``--jobs`` places the baselines
+in that many processes (HELAS takes minutes an instance): the same numbers, in the same order, as
+one.
 """
 
 from __future__ import annotations
@@ -77,8 +81,11 @@ EPISODES = 2000
 RECIPE = f"--episodes {EPISODES}"
 LATE = 400  # a model whose best came in its last 400 episodes is named (it may not have converged)
 LONGER = 3000  # ... and continued to here (studies.silgpo.trainings, group "longer"): would more training change it?
-AGENT, CONTINUED = "sil-gpo", f"sil-gpo-late-to-{LONGER}"  # the recipe's; with its late models gone on (CSV names)
-AS_TRAINED = "sil-gpo-as-trained"  # the recipe's model as it ended: the mean of its last ten evaluations
+# SIL-GPO's readings (CSV names): its lowest greedy evaluation within the recipe's episodes (the
+# most generous); the model as trained (its evaluation at the recipe's last episode: the deployment
+# its saved weights build, what the ranking plays); the lowest with its late models gone on
+AGENT, AS_TRAINED, CONTINUED = "sil-gpo-best-evaluation", "sil-gpo-as-trained", f"sil-gpo-late-to-{LONGER}"
+NOT_RECORDED = "*"  # marks a reading whose deployment's unstable queues the curve does not hold
 # the paper's Fig. 10 axis is 20-60 requests, the code's parameter files 10-50: its mean is also
 # given over the four both have
 PAPER_AXIS = {"requests": [20, 30, 40, 50]}
@@ -170,11 +177,23 @@ def agent_model(figure: str, value, k: int, folder: Path, flags: str) -> tuple[P
              "--seed", str(k + 1)])
 
 
-def agent_delay(figure: str, value, k: int, folder: Path, flags: str, ready_only: bool = False) -> float | None:
-    """SIL-GPO's best evaluated total delay on instance ``k`` at this point (the deployment its
-    greedy actor built at its best evaluation: the training and the test instance are one), from
-    its model's curve; the model trained (or resumed) first if it is not in ``folder``, or None
-    with ``ready_only``."""
+@dataclass(frozen=True)
+class Reading:
+    """One of SIL-GPO's greedy evaluations on an instance, from its model's curve."""
+
+    delay: float  # the total delay, the code's form
+    unstable: int | None  # queues its deployment left at ρ ≥ 1; None where the curve does not hold them
+
+    @classmethod
+    def at(cls, curve, episode: int) -> "Reading":
+        return cls(curve.delay[curve.episodes.index(episode)], curve.unstable_at(episode))
+
+
+def agent_delay(figure: str, value, k: int, folder: Path, flags: str, ready_only: bool = False) -> Reading | None:
+    """SIL-GPO's best evaluation on instance ``k`` at this point (the deployment its greedy actor
+    built at its lowest evaluation: the training and the test instance are one), from its model's
+    curve; the model trained (or resumed) first if it is not in ``folder``, or None with
+    ``ready_only``."""
     from harness.policies import world_learners
     from harness.families.silgpo.agent import Curve
 
@@ -190,13 +209,13 @@ def agent_delay(figure: str, value, k: int, folder: Path, flags: str, ready_only
     curve = Curve.read(path)
     if late(curve, episodes):
         print(f"    {path.stem}: its best came at episode {curve.best_at(episodes)} of {episodes}", file=sys.stderr, flush=True)
-    return curve.best(within=episodes)  # a model trained on past the recipe reports what the recipe gives
+    return Reading.at(curve, curve.best_at(within=episodes))  # a model trained on past the recipe: what the recipe gives
 
 
-def trained_delay(figure: str, value, k: int, folder: Path, flags: str) -> float | None:
-    """SIL-GPO on instance ``k`` as its training ended (the mean of its last ten evaluations within
-    the recipe's episodes, as the ranking's "as trained"): the best is a deployment no kept model
-    builds again. None while the model is not done."""
+def trained_delay(figure: str, value, k: int, folder: Path, flags: str) -> Reading | None:
+    """SIL-GPO on instance ``k`` as the recipe's training ended: its evaluation at the last episode,
+    the deployment its saved weights build (the ranking's "the model as trained", which plays
+    them: the same numbers). None while the model is not done."""
     from harness.policies import world_learners
     from harness.families.silgpo.agent import Curve
 
@@ -204,8 +223,7 @@ def trained_delay(figure: str, value, k: int, folder: Path, flags: str) -> float
     episodes = episodes_in(argv)
     if not world_learners.has_episodes(path, episodes):
         return None
-    curve = Curve.read(path)
-    return float(np.mean([d for e, d in zip(curve.episodes, curve.delay) if e <= episodes][-10:]))
+    return Reading.at(Curve.read(path), episodes)
 
 
 def late(curve, episodes: int = EPISODES) -> bool:
@@ -227,7 +245,7 @@ def longer_flags(flags: str) -> str:
     return " ".join(argv)
 
 
-def continued_delay(figure: str, value, k: int, folder: Path, flags: str) -> tuple[float | None, bool]:
+def continued_delay(figure: str, value, k: int, folder: Path, flags: str) -> tuple[Reading | None, bool]:
     """(SIL-GPO's best on instance ``k`` with its model gone on to ``LONGER`` episodes if it was
     late, else its recipe's best; whether it was late). The best is None while a late model has not
     been continued, or the model is not done. The ranking's model (the default setting's first
@@ -241,8 +259,8 @@ def continued_delay(figure: str, value, k: int, folder: Path, flags: str) -> tup
         return None, False
     curve = Curve.read(path)
     if not late(curve, episodes):
-        return curve.best(within=episodes), False
-    return (curve.best(within=LONGER) if world_learners.has_episodes(path, LONGER) else None), True
+        return Reading.at(curve, curve.best_at(within=episodes)), False
+    return (Reading.at(curve, curve.best_at(within=LONGER)) if world_learners.has_episodes(path, LONGER) else None), True
 
 
 def main() -> int:
@@ -295,74 +313,108 @@ def _table(args, figures: list[str], names: list[str], columns: list[str],
            placing: dict[tuple, dict[str, list]]) -> list[dict]:
     """Prints each figure's rows as its placements come in; the CSV's rows."""
     rows: list[dict] = []
+    width = {n: max(17, len(n)) for n in columns}
     for figure in figures:
         print(f"\nFig. {FIGURE_NUMBER[figure]}, {figure}:")
         margin = (f"   sil-gpo against (paper: {PAPER_MARGINS[figure]} % against helas/mfds-fpr/rsdql; RSDQL is "
-                  f"not trained at the sweep points, the third is the best stable baseline)" if args.agent_dir else "")
-        print(f"  {'value':>8s} {'N':>4s} " + " ".join(f"{n:>17s}" for n in columns) + "   ranking" + margin)
+                  f"not trained at the sweep points, the third is the best stable baseline; {NOT_RECORDED}: its "
+                  f"deployments' unstable queues not recorded)" if args.agent_dir else "")
+        print(f"  {'value':>8s} {'N':>4s} " + " ".join(f"{n:>{width[n]}s}" for n in columns) + "   ranking" + margin)
         at: dict[str, dict[str, Margins]] = {AGENT: {}, AS_TRAINED: {}, CONTINUED: {}}  # per point
         gone_on = improved = 0  # late models continued, and of those, ones whose best went lower
         for value in SWEEPS[figure]:
             worlds = [instance(figure, value, k) for k in range(args.seeds)]
             placed = {name: [f.result() for f in futures] for name, futures in placing[first_of_its_setting(figure, value)].items()}
             runs = {name: [t for t, _ in v] for name, v in placed.items()}
-            unstable = {name: [u for _, u in v] for name, v in placed.items()}
+            unstable: dict[str, list[int | None]] = {name: [u for _, u in v] for name, v in placed.items()}
+            agent: list[Reading | None] = []
             if args.agent_dir:
                 args.agent_dir.mkdir(parents=True, exist_ok=True)
                 agent = [agent_delay(figure, value, s, args.agent_dir, args.train_flags, args.ready_only)
                          for s in range(len(worlds))]
-                if all(d is not None for d in agent):
-                    runs[AGENT] = agent
+                readings = {AGENT: agent} if all(r is not None for r in agent) else {}
+                if readings:
                     final = [trained_delay(figure, value, s, args.agent_dir, args.train_flags) for s in range(len(worlds))]
-                    if all(d is not None for d in final):
-                        runs[AS_TRAINED] = final
+                    if all(r is not None for r in final):
+                        readings[AS_TRAINED] = final
                     continued = [continued_delay(figure, value, s, args.agent_dir, args.train_flags) for s in range(len(worlds))]
-                    if any(was for _, was in continued) and all(d is not None for d, _ in continued):  # improved or not
-                        runs[CONTINUED] = [d for d, _ in continued]
+                    if any(was for _, was in continued) and all(r is not None for r, _ in continued):  # improved or not
+                        readings[CONTINUED] = [r for r, _ in continued]
                         gone_on += sum(was for _, was in continued)
-                        improved += sum(c < a for (c, _), a in zip(continued, agent))
+                        improved += sum(c.delay < a.delay for (c, _), a in zip(continued, agent))
+                for who, rs in readings.items():
+                    runs[who], unstable[who] = [r.delay for r in rs], [r.unstable for r in rs]
             rows += [{"figure": FIGURE_NUMBER[figure], "sweep": figure, "value": label(value), "deployer": name,
                       "instance_seed": FIRST_SEED + k, "total_delay": d,
-                      "unstable_queues": unstable[name][k] if name in unstable else ""}  # the agent's: not recorded
+                      "unstable_queues": "" if unstable[name][k] is None else unstable[name][k]}  # "": not recorded
                      for name, v in runs.items() for k, d in enumerate(v)]
-            cells = {name: mean_ci95(v) for name, v in runs.items() if name not in (CONTINUED, AS_TRAINED)}
-            rank = [n if n not in unstable else infeasible(n, max(unstable[n])) for n in sorted(cells, key=lambda n: cells[n][0])]
+            cells = {name: mean_ci95(v) for name, v in runs.items() if name != CONTINUED}
+            rank = [_marked(n, unstable[n]) for n in sorted(cells, key=lambda n: cells[n][0])]
             line = (f"  {label(value):>8s} {int(np.mean([len(g.to_place()) for g in worlds])):4d} "
-                    + " ".join(f"{cells[n][0]:9.2f} ± {cells[n][1] or 0:5.2f}" if n in cells
-                               else f"{f'{sum(d is not None for d in agent)} of {len(agent)} done':>17s}" for n in columns)
+                    + " ".join(f"{f'{cells[n][0]:9.2f} ± {cells[n][1] or 0:5.2f}':>{width[n]}s}" if n in cells
+                               else f"{f'{sum(r is not None for r in agent)} of {len(agent)} done':>{width[n]}s}"
+                               for n in columns)
                     + "   " + " < ".join(rank))
             for who in (AGENT, AS_TRAINED, CONTINUED):
                 if who in runs:  # paired by instance: the agent and each baseline placed the same ones
                     m = margins_at(runs, unstable, names, who)
                     if who != AGENT:
-                        line += f"\n  {'':>13s} {who}: {np.mean(runs[who]):.2f}{', first' if m.first else ''}"
-                    line += "   " + ", ".join(f"{role if role != 'best' else f'best stable ({m.best})'} {x:+.1f} %"
-                                              for role, x in m.gaps.items())
+                        line += f"\n  {'':>13s} {_marked(who, unstable[who])}: {np.mean(runs[who]):.2f}{', first' if m.first else ''}"
+                    line += "   " + ", ".join(f"{_role(role, m)} {x:+.1f} %" for role, x in m.gaps.items())
                     at[who][label(value)] = m
             print(line, flush=True)
-        if at[AGENT]:  # the paper gives one margin per sweep: the mean over its points sets beside it
-            print(f"  mean over {len(at[AGENT])} of {len(SWEEPS[figure])} points: {_means(at[AGENT], AGENT)} (paper: "
-                  f"{PAPER_MARGINS[figure]} % against helas/mfds-fpr/rsdql, {PAPER_FIRST[figure]})")
+        heaviest = label(SWEEPS[figure][-1])
+        if at[AGENT]:  # the paper gives one margin per sweep, not saying how: three readings beside it
+            print(f"  {AGENT}, over {len(at[AGENT])} of {len(SWEEPS[figure])} points: {_means(at[AGENT], AGENT, heaviest)} "
+                  f"(paper: {PAPER_MARGINS[figure]} % against helas/mfds-fpr/rsdql, {PAPER_FIRST[figure]})")
             if figure in PAPER_AXIS and (shared := {v: at[AGENT][v] for v in map(label, PAPER_AXIS[figure]) if v in at[AGENT]}):
-                print(f"  over the {len(shared)} points on the paper's axis too ({', '.join(shared)}): {_means(shared, AGENT)}")
+                print(f"  over the {len(shared)} points on the paper's axis too ({', '.join(shared)}): "
+                      f"{_means(shared, AGENT, heaviest)}")
         if at[AS_TRAINED]:
-            print(f"  {AS_TRAINED} (the mean of its last ten evaluations), mean over {len(at[AS_TRAINED])} points: "
-                  f"{_means(at[AS_TRAINED], AS_TRAINED)}")
+            print(f"  {AS_TRAINED} (its evaluation at episode {episodes_in(args.train_flags.split()):,}), over {len(at[AS_TRAINED])} points: "
+                  f"{_means(at[AS_TRAINED], AS_TRAINED, heaviest)}")
         if at[CONTINUED]:  # beside the recipe's reading of the same points
             print(f"  {CONTINUED}, late models gone on to {LONGER:,} episodes ({gone_on} here, {improved} of them lower; "
-                  f"HELAS's budget stays the recipe's), mean over its {len(at[CONTINUED])} points: "
-                  f"{_means(at[CONTINUED], CONTINUED)}; the recipe there: {_means({v: at[AGENT][v] for v in at[CONTINUED]}, AGENT)}")
+                  f"HELAS's budget stays the recipe's), over its {len(at[CONTINUED])} points: "
+                  f"{_means(at[CONTINUED], CONTINUED, heaviest)}; the recipe there: "
+                  f"{_means({v: at[AGENT][v] for v in at[CONTINUED]}, AGENT, heaviest)}")
     return rows
 
 
-def _means(points: dict[str, Margins], who: str) -> str:
-    """The mean margins over some points and at how many ``who`` is first, among every stable
-    baseline and among the paper's."""
+def _marked(name: str, unstable: list[int | None]) -> str:
+    """A deployer's name in a ranking: marked infeasible where one of its deployments leaves a
+    queue unstable, and ``NOT_RECORDED`` where some of the agent's were not recorded."""
+    known = [u for u in unstable if u is not None]
+    return infeasible(name, max(known, default=0)) + (NOT_RECORDED if len(known) < len(unstable) else "")
+
+
+def _role(role: str, m: "Margins") -> str:
+    """A margin's label: a paper's baseline, or the best baseline (stable, unless none is)."""
+    if role != "best":
+        return role
+    return f"best stable ({m.best})" if m.best_is_stable else f"best, none stable ({m.best})"
+
+
+def _means(points: dict[str, Margins], who: str, heaviest: str) -> str:
+    """Three readings over some points of the margins (the paper gives one per sweep and does not
+    say how it is taken): the mean of the points' margins, the summed delays' ratio, and the
+    heaviest point's; and at how many ``who`` is first, among every stable baseline and among the
+    paper's (a reading whose deployment leaves a queue unstable is first nowhere; one not recorded
+    counts, and is told)."""
     gaps = [m.gaps for m in points.values()]
-    papers = "/".join(role for role in gaps[0] if role != "best")  # those placed here
-    return (", ".join(f"{'best stable' if role == 'best' else role} {np.mean([g[role] for g in gaps]):+.1f} %"
-                      for role in gaps[0])
-            + f"; {who} first at {sum(m.first for m in points.values())} of {len(points)}"
+    roles = list(gaps[0])
+    papers = "/".join(role for role in roles if role != "best")  # those placed here
+    summed = {role: 100 * (sum(m.sums[role][0] for m in points.values())
+                           / sum(m.sums[role][1] for m in points.values()) - 1) for role in roles}
+    name = {role: "best stable" if role == "best" else role for role in roles}
+    first = [m for m in points.values() if m.first]
+    return (", ".join(f"{name[role]} {np.mean([g[role] for g in gaps]):+.1f} %" for role in roles)
+            + " (mean of the points); " + ", ".join(f"{name[role]} {summed[role]:+.1f} %" for role in roles)
+            + " (summed delays)"
+            + ("; " + ", ".join(f"{name[role]} {points[heaviest].gaps[role]:+.1f} %" for role in roles)
+               + f" (at {heaviest})" if heaviest in points else "")
+            + f"; {who} first at {len(first)} of {len(points)}"
+            + (f" ({sum(m.unrecorded for m in first)} with unstable queues not recorded)" if any(m.unrecorded for m in first) else "")
             + (f" (among the paper's {papers}: {sum(m.first_of_papers for m in points.values())})" if papers else ""))
 
 
@@ -371,22 +423,31 @@ class Margins:
     """The agent against the baselines at one point (``margins_at``)."""
 
     gaps: dict[str, float]  # role (a paper's baseline, or "best"): the agent's mean margin, %
-    best: str  # the best stable baseline at the point
-    first: bool  # below every stable baseline
-    first_of_papers: bool  # below each of the paper's baselines (its claim: the lowest of the methods it plots)
+    sums: dict[str, tuple[float, float]]  # role: (the agent's, the baseline's) delays summed over the instances
+    best: str  # the best stable baseline at the point (the best of all where none is stable)
+    best_is_stable: bool
+    first: bool  # below every stable baseline, and none of its deployments known to leave a queue unstable
+    first_of_papers: bool  # ... and below each of the paper's baselines (its claim: the lowest of the methods it plots)
+    unrecorded: bool  # some of its deployments' unstable queues were not recorded
 
 
-def margins_at(runs: dict[str, list[float]], unstable: dict[str, list[int]], names: list[str], agent: str) -> Margins:
+def margins_at(runs: dict[str, list[float]], unstable: dict[str, list[int | None]], names: list[str],
+               agent: str) -> Margins:
     """At a point: the agent's mean margin (%, paired by instance: mean of agent / baseline − 1,
     negative where it is lower; the paper does not say how its percentages are taken) against each
     of the paper's baselines and the best of ``names`` whose queues are all stable (role "best"),
-    and whether its mean is below every stable one and below every one of the paper's."""
+    and whether its mean is below every stable one and below every one of the paper's, with its own
+    deployments not known to leave a queue unstable."""
     means = {n: float(np.mean(runs[n])) for n in names}
     best = best_stable(means, {n: max(unstable[n]) for n in names})
     against = {**{n: n for n in PAPERS if n in runs}, "best": best}
     gaps = {role: 100 * float(np.mean([a / b - 1 for a, b in zip(runs[agent], runs[n])])) for role, n in against.items()}
-    mine = float(np.mean(runs[agent]))
-    return Margins(gaps, best, mine < means[best], all(mine < float(np.mean(runs[n])) for n in PAPERS if n in runs))
+    sums = {role: (float(np.sum(runs[agent])), float(np.sum(runs[n]))) for role, n in against.items()}
+    mine, own = float(np.mean(runs[agent])), unstable.get(agent, [None] * len(runs[agent]))
+    feasible = not any(own)  # None (not recorded) and 0 pass
+    return Margins(gaps, sums, best, not max(unstable[best]), feasible and mine < means[best],
+                   feasible and all(mine < float(np.mean(runs[n])) for n in PAPERS if n in runs),
+                   any(u is None for u in own))
 
 
 def plot(rows: list[dict], path: Path) -> Path:
@@ -397,7 +458,7 @@ def plot(rows: list[dict], path: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [r for r in rows if r["deployer"] not in (CONTINUED, AS_TRAINED)]  # the figures: the recipe's best; the table has the rest
+    rows = [r for r in rows if r["deployer"] != CONTINUED]  # the figures: the recipe's readings; the table has the rest
     figures = list(dict.fromkeys(r["sweep"] for r in rows))
     colour = {name: f"C{k}" for k, name in enumerate(dict.fromkeys(r["deployer"] for r in rows))}  # one per deployer
     fig, axes = plt.subplots(1, len(figures), figsize=(5 * len(figures), 4), squeeze=False)

@@ -95,10 +95,11 @@ def test_a_late_sweep_model_is_continued_and_the_figures_still_read_its_first_20
     assert trainings.left([anew], tmp_path, tmp_path / "work") == "0 of 1 done; 3,000 episodes left in 1 trainings"
     read = {k: (sweeps.agent_delay("chain", (3, 5), k, folder, sweeps.RECIPE, ready_only=True),
                 sweeps.continued_delay("chain", (3, 5), k, folder, sweeps.RECIPE)) for k in (0, 1)}
-    assert read == {0: (29.0, (None, True)), 1: (28.0, (28.0, False))}  # the late one's continuation pending
+    R = sweeps.Reading
+    assert read == {0: (R(29.0, None), (None, True)), 1: (R(28.0, None), (R(28.0, None), False))}  # the late one's pending
     save(late_path, sweeps.LONGER, [30.0] * 18 + [29.0, 30.0] + [28.5] * 5 + [27.5] * 5)
-    assert sweeps.agent_delay("chain", (3, 5), 0, folder, sweeps.RECIPE, ready_only=True) == 29.0
-    assert sweeps.continued_delay("chain", (3, 5), 0, folder, sweeps.RECIPE) == (27.5, True)
+    assert sweeps.agent_delay("chain", (3, 5), 0, folder, sweeps.RECIPE, ready_only=True) == R(29.0, None)
+    assert sweeps.continued_delay("chain", (3, 5), 0, folder, sweeps.RECIPE) == (R(27.5, None), True)
     assert trainings.jobs(tmp_path, groups=("longer",))[0].done(tmp_path, tmp_path / "work")
 
 
