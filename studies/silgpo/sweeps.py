@@ -18,7 +18,7 @@ missing, resumed where stopped (``.ckpt``), so the sweep spans sessions. It is r
 its model's curve, both in the table, the CSV and the figures: ``sil-gpo-best-evaluation``, the
 lowest of its greedy evaluations within the recipe's episodes (a deployment it built on that very
 instance: the most generous reading of a training), and ``sil-gpo-as-trained``, its evaluation at
-the recipe's last episode (the deployment its saved weights build: the ranking's "the model as
+the recipe's last episode (the deployment its weights then build: the ranking's "the model as
 trained"). A model whose best came in its last 400 episodes is named, as it may not have converged,
 and once ``studies.silgpo.trainings`` (group ``longer``) has gone on with it to 3,000 episodes the
 point gets a second line, ``sil-gpo-late-to-3000`` (the table and the CSV, not the figures): its
@@ -213,9 +213,10 @@ def agent_delay(figure: str, value, k: int, folder: Path, flags: str, ready_only
 
 
 def trained_delay(figure: str, value, k: int, folder: Path, flags: str) -> Reading | None:
-    """SIL-GPO on instance ``k`` as the recipe's training ended: its evaluation at the last episode,
-    the deployment its saved weights build (the ranking's "the model as trained", which plays
-    them: the same numbers). None while the model is not done."""
+    """SIL-GPO on instance ``k`` as the recipe's training ended: its last evaluation within the
+    recipe's episodes, the deployment its weights at that episode build (the ranking's "the model
+    as trained", which plays them: the same numbers; a model gone on to ``LONGER`` has later
+    weights). None while the model is not done."""
     from harness.policies import world_learners
     from harness.families.silgpo.agent import Curve
 
@@ -223,7 +224,8 @@ def trained_delay(figure: str, value, k: int, folder: Path, flags: str) -> Readi
     episodes = episodes_in(argv)
     if not world_learners.has_episodes(path, episodes):
         return None
-    return Reading.at(Curve.read(path), episodes)
+    curve = Curve.read(path)
+    return Reading.at(curve, max(e for e in curve.episodes if e <= episodes))
 
 
 def late(curve, episodes: int = EPISODES) -> bool:
@@ -406,7 +408,9 @@ def _means(points: dict[str, Margins], who: str, heaviest: str) -> str:
     papers = "/".join(role for role in roles if role != "best")  # those placed here
     summed = {role: 100 * (sum(m.sums[role][0] for m in points.values())
                            / sum(m.sums[role][1] for m in points.values()) - 1) for role in roles}
-    name = {role: "best stable" if role == "best" else role for role in roles}
+    unstable_best = sum(not m.best_is_stable for m in points.values())
+    name = {role: role if role != "best" else "best stable" if not unstable_best
+            else f"best (none stable at {unstable_best} of {len(points)} points)" for role in roles}
     first = [m for m in points.values() if m.first]
     return (", ".join(f"{name[role]} {np.mean([g[role] for g in gaps]):+.1f} %" for role in roles)
             + " (mean of the points); " + ", ".join(f"{name[role]} {summed[role]:+.1f} %" for role in roles)

@@ -51,6 +51,18 @@ def test_the_curves_best_within_its_first_episodes_is_what_a_shorter_training_re
     assert c.best_at(within=35) == 20  # where a training stopped at 35 had its best
 
 
+def test_a_curve_with_its_first_unstable_counts_missing_reads_back_aligned(tmp_path):
+    # a training resumed from a state saved before the count was recorded: the CSV's first rows
+    # are blank there, and reading it back puts each count at its own episode
+    from harness.rl.curves import write_curve
+
+    curve = Curve([10, 20, 30], [50.0, 40.0, 30.0], [False, False, True], [2])
+    assert curve.rows() == [(10, 50.0, False, None), (20, 40.0, False, None), (30, 30.0, True, 2)]
+    write_curve(curve.rows(), tmp_path / "m.curve.csv", tmp_path / "m.curve.png", "m", ("episode", "delay", "sil_on", "unstable"))
+    back = Curve.read(tmp_path / "m.pt")
+    assert back.unstable_per_evaluation() == [None, None, 2] and back.unstable_at(30) == 2 and back.delay == curve.delay
+
+
 @pytest.mark.parametrize("encoder", ["gat", "mlp"])
 def test_the_networks_read_a_batch_of_observations(encoder):
     g = generate(SMALL, 0)

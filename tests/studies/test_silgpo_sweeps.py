@@ -9,6 +9,14 @@ import pytest
 from studies.silgpo import sweeps
 
 
+def ready_table(monkeypatch, capsys, tmp_path, figure: str, seeds: int, only: str) -> str:
+    """What ``sweeps --ready-only`` prints for one figure with the agent's readings as patched."""
+    monkeypatch.setattr(sys, "argv", ["sweeps", "--figures", figure, "--seeds", str(seeds), "--only", only,
+                                      "--agent-dir", str(tmp_path / "agents"), "--ready-only", "--out", str(tmp_path)])
+    assert sweeps.main() == 0
+    return capsys.readouterr().out
+
+
 def test_a_ready_agent_gets_its_margins_and_rank(monkeypatch, tmp_path, capsys):
     # the agent at half the code's greedy: first everywhere, about −50 % against each baseline
     def half_of_the_greedy(figure, value, k, folder, flags, ready_only=False):
@@ -16,11 +24,7 @@ def test_a_ready_agent_gets_its_margins_and_rank(monkeypatch, tmp_path, capsys):
         return sweeps.Reading(0.5 * sweeps.delay(g, sweeps.DEPLOYERS["preferred"](g, None)).total, None)
 
     monkeypatch.setattr(sweeps, "agent_delay", half_of_the_greedy)
-    monkeypatch.setattr(sys, "argv", ["sweeps", "--figures", "arrival", "--seeds", "1", "--only",
-                                      "preferred,mfds-fpr", "--agent-dir", str(tmp_path / "agents"),
-                                      "--ready-only", "--out", str(tmp_path)])
-    assert sweeps.main() == 0
-    out = capsys.readouterr().out
+    out = ready_table(monkeypatch, capsys, tmp_path, "arrival", 1, "preferred,mfds-fpr")
     # a margin against the paper's baseline at each of 5 points, then over them three ways
     assert out.count("mfds-fpr -") == 8
     assert "best stable (preferred) -50.0 %" in out
@@ -38,10 +42,7 @@ def test_a_point_with_a_late_model_continued_gets_a_second_line(monkeypatch, tmp
 
     monkeypatch.setattr(sweeps, "agent_delay", the_greedy)
     monkeypatch.setattr(sweeps, "continued_delay", lambda *a: (sweeps.Reading(0.9 * the_greedy(*a).delay, 0), True))
-    monkeypatch.setattr(sys, "argv", ["sweeps", "--figures", "requests", "--seeds", "1", "--only", "preferred",
-                                      "--agent-dir", str(tmp_path / "agents"), "--ready-only", "--out", str(tmp_path)])
-    assert sweeps.main() == 0
-    out = capsys.readouterr().out
+    out = ready_table(monkeypatch, capsys, tmp_path, "requests", 1, "preferred")
     assert "sil-gpo-best-evaluation first at 0 of 5" in out and out.count("best stable (preferred) +0.0 %") == 5
     assert out.count("sil-gpo-late-to-3000: ") == 5 and out.count("best stable (preferred) -10.0 %") == 5
     assert ("(5 here, 5 of them lower; HELAS's budget stays the recipe's), over its 5 points: best stable -10.0 % "
@@ -66,10 +67,7 @@ def test_a_continued_model_that_went_no_lower_still_counts(monkeypatch, tmp_path
 
     monkeypatch.setattr(sweeps, "agent_delay", the_greedy)
     monkeypatch.setattr(sweeps, "continued_delay", continued)
-    monkeypatch.setattr(sys, "argv", ["sweeps", "--figures", "requests", "--seeds", "1", "--only", "preferred",
-                                      "--agent-dir", str(tmp_path / "agents"), "--ready-only", "--out", str(tmp_path)])
-    assert sweeps.main() == 0
-    out = capsys.readouterr().out
+    out = ready_table(monkeypatch, capsys, tmp_path, "requests", 1, "preferred")
     assert "(5 here, 1 of them lower; " in out and "sil-gpo-late-to-3000 first at 1 of 5" in out
 
 
@@ -81,10 +79,7 @@ def test_the_best_baseline_is_a_stable_one_and_an_infeasible_one_is_named(monkey
     monkeypatch.setattr(sweeps, "placed_delay", lambda figure, value, k, name: {"preferred": (10.0, 2),
                                                                                 "mfds-fpr": (20.0, 0)}[name])
     monkeypatch.setattr(sweeps, "agent_delay", lambda *a, **kw: sweeps.Reading(15.0, 0))
-    monkeypatch.setattr(sys, "argv", ["sweeps", "--figures", "chain", "--seeds", "1", "--only", "preferred,mfds-fpr",
-                                      "--agent-dir", str(tmp_path / "agents"), "--ready-only", "--out", str(tmp_path)])
-    assert sweeps.main() == 0
-    out = capsys.readouterr().out
+    out = ready_table(monkeypatch, capsys, tmp_path, "chain", 1, "preferred,mfds-fpr")
     assert out.count("preferred [infeasible: 2 unstable queues] < sil-gpo-best-evaluation < mfds-fpr") == 5
     assert out.count("mfds-fpr -25.0 %, best stable (mfds-fpr) -25.0 %") == 5
     assert "sil-gpo-best-evaluation first at 5 of 5 (among the paper's mfds-fpr: 5)" in out
@@ -102,14 +97,34 @@ def test_the_sweeps_margin_is_read_three_ways_and_an_unstable_agent_is_first_now
                         lambda figure, value, k, name: (40.0 if sweeps.label(value) == heaviest else 10.0, 0))
     monkeypatch.setattr(sweeps, "agent_delay", lambda figure, value, *a, **kw: sweeps.Reading(30.0, 2)
                         if sweeps.label(value) == heaviest else sweeps.Reading(5.0, 0))
-    monkeypatch.setattr(sys, "argv", ["sweeps", "--figures", "chain", "--seeds", "1", "--only", "helas",
-                                      "--agent-dir", str(tmp_path / "agents"), "--ready-only", "--out", str(tmp_path)])
-    assert sweeps.main() == 0
-    out = capsys.readouterr().out
+    out = ready_table(monkeypatch, capsys, tmp_path, "chain", 1, "helas")
     assert ("helas -45.0 %, best stable -45.0 % (mean of the points); helas -37.5 %, best stable -37.5 % (summed "
             "delays); helas -25.0 %, best stable -25.0 % (at 6-8); sil-gpo-best-evaluation first at 4 of 5 "
             "(among the paper's helas: 4)") in out
     assert "sil-gpo-best-evaluation [infeasible: 2 unstable queues] < helas" in out
+
+
+def test_an_agent_whose_queues_are_known_at_some_instances_is_marked_and_first_nowhere_unstable(
+        monkeypatch, tmp_path, capsys):
+    # instance 4's model was trained before the curve kept unstable queues, instance 3's after: at
+    # the first point instance 3's deployment leaves one, so the agent is infeasible there; where
+    # every baseline leaves one (the heaviest point) the summary says its "best" is not stable
+    import csv
+
+    first, heaviest = (sweeps.label(v) for v in (sweeps.SWEEPS["chain"][0], sweeps.SWEEPS["chain"][-1]))
+    monkeypatch.setattr(sweeps, "placed_delay",
+                        lambda figure, value, k, name: (10.0, int(sweeps.label(value) == heaviest)))
+    monkeypatch.setattr(sweeps, "agent_delay", lambda figure, value, k, *a, **kw: sweeps.Reading(
+        5.0, (int(sweeps.label(value) == first) if k == 0 else None)))
+    out = ready_table(monkeypatch, capsys, tmp_path, "chain", 2, "helas")
+    assert out.count("sil-gpo-best-evaluation [infeasible: 1 unstable queues]* < helas") == 1
+    assert out.count("sil-gpo-best-evaluation* < helas") == 4
+    assert "best, none stable (helas) -50.0 %" in out  # the heaviest point's line
+    assert ("best (none stable at 1 of 5 points) -50.0 % (mean of the points)" in out
+            and "sil-gpo-best-evaluation first at 4 of 5 (4 with unstable queues not recorded)" in out)
+    with open(tmp_path / "sweeps.csv") as f:
+        agent = [(r["value"], r["unstable_queues"]) for r in csv.DictReader(f) if r["deployer"] == sweeps.AGENT]
+    assert agent[:4] == [(first, "1"), (first, ""), ("3-5", "0"), ("3-5", "")]
 
 
 def test_a_kept_curve_is_read_not_trained(tmp_path, capsys):

@@ -76,9 +76,9 @@ class SilGpoArgs:
 @plain
 @dataclass
 class Curve:
-    """The greedy evaluations: (episode, total delay) every ``evaluate_every`` episodes, with
-    whether SIL was on and how many queues the deployment left at ρ ≥ 1 (the code's delay scores
-    them a flat sojourn, so a low total may hide one)."""
+    """The greedy evaluations: (episode, total delay) every ``evaluate_every`` episodes; SIL-GPO's
+    also say whether SIL was on and how many queues the deployment left at ρ ≥ 1 (the code's delay
+    scores them a flat sojourn, so a low total may hide one)."""
 
     episodes: list[int] = field(default_factory=list)
     delay: list[float] = field(default_factory=list)
