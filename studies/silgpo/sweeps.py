@@ -83,7 +83,7 @@ LATE = 400  # a model whose best came in its last 400 episodes is named (it may 
 LONGER = 3000  # ... and continued to here (studies.silgpo.trainings, group "longer"): would more training change it?
 # SIL-GPO's readings (CSV names): its lowest greedy evaluation within the recipe's episodes (the
 # most generous); the model as trained (its evaluation at the recipe's last episode: the deployment
-# its saved weights build, what the ranking plays); the lowest with its late models gone on
+# its weights then build, what the ranking plays); the lowest with its late models gone on
 AGENT, AS_TRAINED, CONTINUED = "sil-gpo-best-evaluation", "sil-gpo-as-trained", f"sil-gpo-late-to-{LONGER}"
 NOT_RECORDED = "*"  # marks a reading whose deployment's unstable queues the curve does not hold
 # the paper's Fig. 10 axis is 20-60 requests, the code's parameter files 10-50: its mean is also
@@ -186,6 +186,7 @@ class Reading:
 
     @classmethod
     def at(cls, curve, episode: int) -> "Reading":
+        """The curve's evaluation at ``episode``."""
         return cls(curve.delay[curve.episodes.index(episode)], curve.unstable_at(episode))
 
 
