@@ -407,8 +407,8 @@ def _means(points: dict[str, Margins], who: str, heaviest: str) -> str:
     gaps = [m.gaps for m in points.values()]
     roles = list(gaps[0])
     papers = "/".join(role for role in roles if role != "best")  # those placed here
-    summed = {role: 100 * (sum(m.sums[role][0] for m in points.values())
-                           / sum(m.sums[role][1] for m in points.values()) - 1) for role in roles}
+    mine = sum(m.total for m in points.values())
+    summed = {role: 100 * (mine / sum(m.totals[role] for m in points.values()) - 1) for role in roles}
     unstable_best = sum(not m.best_is_stable for m in points.values())
     name = {role: role if role != "best" else "best stable" if not unstable_best
             else f"best (none stable at {unstable_best} of {len(points)} points)" for role in roles}
@@ -428,7 +428,8 @@ class Margins:
     """The agent against the baselines at one point (``margins_at``)."""
 
     gaps: dict[str, float]  # role (a paper's baseline, or "best"): the agent's mean margin, %
-    sums: dict[str, tuple[float, float]]  # role: (the agent's, the baseline's) delays summed over the instances
+    total: float  # the agent's delays summed over the instances
+    totals: dict[str, float]  # role: the baseline's, summed over the same instances
     best: str  # the best stable baseline at the point (the best of all where none is stable)
     best_is_stable: bool
     first: bool  # below every stable baseline, and none of its deployments known to leave a queue unstable
@@ -447,10 +448,10 @@ def margins_at(runs: dict[str, list[float]], unstable: dict[str, list[int | None
     best = best_stable(means, {n: max(unstable[n]) for n in names})
     against = {**{n: n for n in PAPERS if n in runs}, "best": best}
     gaps = {role: 100 * float(np.mean([a / b - 1 for a, b in zip(runs[agent], runs[n])])) for role, n in against.items()}
-    sums = {role: (float(np.sum(runs[agent])), float(np.sum(runs[n]))) for role, n in against.items()}
-    mine, own = float(np.mean(runs[agent])), unstable.get(agent, [None] * len(runs[agent]))
+    totals = {role: float(np.sum(runs[n])) for role, n in against.items()}
+    mine, own = float(np.mean(runs[agent])), unstable[agent]
     feasible = not any(own)  # None (not recorded) and 0 pass
-    return Margins(gaps, sums, best, not max(unstable[best]), feasible and mine < means[best],
+    return Margins(gaps, float(np.sum(runs[agent])), totals, best, not max(unstable[best]), feasible and mine < means[best],
                    feasible and all(mine < float(np.mean(runs[n])) for n in PAPERS if n in runs),
                    any(u is None for u in own))
 

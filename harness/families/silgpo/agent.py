@@ -96,7 +96,8 @@ class Curve:
 
     def unstable_at(self, episode: int) -> int | None:
         """The queues at ρ ≥ 1 left by the evaluation at ``episode`` (None: not recorded)."""
-        return self.unstable_per_evaluation()[self.episodes.index(episode)]
+        i = self.episodes.index(episode) - (len(self.episodes) - len(self.unstable))  # the unrecorded come first
+        return self.unstable[i] if i >= 0 else None
 
     @classmethod
     def read(cls, model) -> "Curve":
