@@ -41,7 +41,8 @@ baselines and among the paper's (never with a deployment known to leave a queue 
 ``--ready-only`` trains nothing: a point whose models are not all done
 (``studies.silgpo.trainings`` trains them) shows how many are. Writes ``sweeps.csv`` (one row per
 point, deployer and instance, named by its seed of their generator, with its unstable queues) and
-``sweeps.png`` (the three figures, SIL-GPO both ways) in ``--out``. ``--jobs`` places the baselines
+``sweeps.png`` (the three figures, SIL-GPO both ways, a point hollow where a deployment leaves
+a queue unstable) in ``--out``. ``--jobs`` places the baselines
 in that many processes (HELAS takes minutes an instance): the same numbers, in the same order, as
 one.
 """
@@ -456,9 +457,18 @@ def margins_at(runs: dict[str, list[float]], unstable: dict[str, list[int | None
                    any(u is None for u in own))
 
 
+def unstable_points(rows: list[dict], figure: str, name: str) -> set[str]:
+    """The values of a sweep at which some instance's deployment by ``name`` leaves a queue at
+    ρ ≥ 1 (known: an agent's reading not recorded is not counted)."""
+    return {r["value"] for r in rows if r["sweep"] == figure and r["deployer"] == name
+            and r["unstable_queues"] not in ("", None) and int(r["unstable_queues"]) > 0}
+
+
 def plot(rows: list[dict], path: Path) -> Path:
     """Figs 8-10 as the paper draws them: per sweep, each deployer's mean total delay per point,
-    with its 95 % interval over the instances."""
+    with its 95 % interval over the instances; a hollow marker where some instance's deployment
+    leaves a queue unstable (the code scores it a flat sojourn, so its mean is not a delay). The
+    deployers are set a little apart along the axis, so equal means stay visible."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -466,22 +476,28 @@ def plot(rows: list[dict], path: Path) -> Path:
 
     rows = [r for r in rows if r["deployer"] != CONTINUED]  # the figures: the recipe's readings; the table has the rest
     figures = list(dict.fromkeys(r["sweep"] for r in rows))
-    colour = {name: f"C{k}" for k, name in enumerate(dict.fromkeys(r["deployer"] for r in rows))}  # one per deployer
+    names = list(dict.fromkeys(r["deployer"] for r in rows))
+    colour = {name: f"C{k}" for k, name in enumerate(names)}  # one per deployer
     fig, axes = plt.subplots(1, len(figures), figsize=(5 * len(figures), 4), squeeze=False)
     for ax, figure in zip(axes[0], figures):
         mine = [r for r in rows if r["sweep"] == figure]
         values = list(dict.fromkeys(r["value"] for r in mine))
-        for name in dict.fromkeys(r["deployer"] for r in mine):
+        for j, name in enumerate(dict.fromkeys(r["deployer"] for r in mine)):
             at = {i: [r["total_delay"] for r in mine if r["deployer"] == name and r["value"] == v]
                   for i, v in enumerate(values)}
             points = [(i, *mean_ci95(d)) for i, d in at.items() if d]  # SIL-GPO: only where its models are done
-            points = [(i, m, h or 0) for i, m, h in points]
-            ax.errorbar([p[0] for p in points], [p[1] for p in points], yerr=[p[2] for p in points], capsize=3,
+            x = [i + 0.06 * (j - (len(names) - 1) / 2) for i, _, _ in points]
+            ax.errorbar(x, [m for _, m, _ in points], yerr=[h or 0 for _, _, h in points], capsize=3,
                         marker="o", markersize=4, color=colour[name], label=name)
+            bad = unstable_points(mine, figure, name)
+            hollow = [(xi, m) for xi, (i, m, _) in zip(x, points) if values[i] in bad]
+            if hollow:
+                ax.plot(*zip(*hollow), linestyle="none", marker="o", markersize=7, markerfacecolor="white",
+                        markeredgecolor=colour[name], zorder=3)
         ax.set_xticks(range(len(values)), values)
         ax.set_xlabel({"arrival": "arrival rate λ", "chain": "chain length", "requests": "number of requests"}[figure])
         ax.set_ylabel(f"total delay ({form(False)})")
-        ax.set_title(f"Fig. {FIGURE_NUMBER[figure]}")
+        ax.set_title(f"Fig. {FIGURE_NUMBER[figure]} (hollow: a queue at ρ ≥ 1 at some instance)", fontsize=9)
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -223,3 +223,16 @@ def test_every_point_reads_a_model_the_queue_trains():
     assert len(queued) == 14 * 3
     assert sweeps.agent_model("requests", 30, 1, folder, sweeps.RECIPE) == sweeps.agent_model("arrival", (2, 4), 1, folder,
                                                                                              sweeps.RECIPE)
+
+
+def test_the_figure_marks_a_point_where_a_deployment_leaves_a_queue_unstable(tmp_path):
+    """A point is hollow where a known deployment leaves a queue at ρ ≥ 1; an agent's reading
+    whose queues were not recorded ("") is not marked; the figure is written."""
+    rows = [{"sweep": "arrival", "value": v, "deployer": d, "total_delay": t, "unstable_queues": u}
+            for v, d, t, u in [("1-3", "mfds-fpr", 10.0, 0), ("1-3", "mfds-fpr", 12.0, 2),
+                               ("2-4", "mfds-fpr", 20.0, 0), ("1-3", sweeps.AGENT, 9.0, ""),
+                               ("2-4", sweeps.AGENT, 19.0, 1), ("1-3", sweeps.CONTINUED, 8.0, 0)]]
+    assert sweeps.unstable_points(rows, "arrival", "mfds-fpr") == {"1-3"}
+    assert sweeps.unstable_points(rows, "arrival", sweeps.AGENT) == {"2-4"}
+    assert sweeps.unstable_points(rows, "chain", "mfds-fpr") == set()
+    assert sweeps.plot(rows, tmp_path / "sweeps.png").stat().st_size > 0
