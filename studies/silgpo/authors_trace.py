@@ -24,7 +24,10 @@ Their code needs ``torch_geometric`` (``pip install --target DIR --no-deps torch
 none), seeded with 3 as their module seeds itself on import (what their ``main.py`` trains on),
 then 4 and 5 (the sweeps' other instances): the instance and one ``greedy_deployment()`` episode
 (per step the action, whether their ``get_mark`` allowed it (1/0), the reward and the total delay,
-to 12 significant digits), into ``tests/sim/data/silgpo_authors_sweeps.json``.
+to 12 significant digits), and at seed 3 from each parameter file (λ 2-4's, their default setting,
+is the main trace), in the same environment after it, an episode of the fixed rule recorded as
+above, with the state ``agent_step`` returns at every step (what the agent sees at that point),
+into ``tests/sim/data/silgpo_authors_sweeps.json``.
 """
 
 from __future__ import annotations
@@ -183,9 +186,14 @@ def sweep_trace(authors: Path, edge_nodes: Path | None = None, seeds=SWEEP_SEEDS
                     random.seed(seed)
                     np.random.seed(seed)
                     env = Environment.ENV(parameters.get_args())
-                    points.append({"figure": figure, "value": label(value), "seed": seed,
-                                   "file": str(file.relative_to(authors)), "instance": _instance(env),
-                                   "greedy": _greedy_columns(env)})
+                    point = {"figure": figure, "value": label(value), "seed": seed,
+                             "file": str(file.relative_to(authors)), "instance": _instance(env),
+                             "greedy": _greedy_columns(env)}
+                    # what the agent sees, at the instance their main.py trains on (their default
+                    # setting's, from Arguments.py, is the main trace's)
+                    if seed == FIRST_SEED and file.name != "Arguments.py":
+                        point["fixed"] = _episode(env, _fixed)
+                    points.append(point)
     return {"source": f"{SOURCE}, each point's parameter file, seeds {', '.join(map(str, seeds))}",
             "edge_nodes": "the clone's" if edge_nodes is None else edge_nodes.name, "points": points}
 
@@ -196,7 +204,9 @@ def main() -> int:
     ap.add_argument("--edge-nodes", type=Path, help="their edge_node.CSV, where the folder lacks it")
     ap.add_argument("--out", type=Path, help=f"the trace (JSON, numbers only; default {OUT.name}, with --sweeps "
                                              f"{SWEEPS_OUT.name}, in tests/sim/data)")
-    ap.add_argument("--sweeps", action="store_true", help="trace every point of Figs 8-10 (the instance, a greedy episode)")
+    ap.add_argument("--sweeps", action="store_true",
+                    help="trace every point of Figs 8-10 (the instance, a greedy episode; at seed 3 a fixed rule's "
+                         "episode with its states)")
     args = ap.parse_args()
     edge_nodes = args.edge_nodes.resolve() if args.edge_nodes else None
     if args.sweeps:
@@ -205,7 +215,8 @@ def main() -> int:
             g = p["greedy"]
             print(f"{p['figure']:8s} {p['value']:>4s} seed {p['seed']} ({p['file']}): instances to place "
                   f"{len(p['instance']['order'])}; start {g['start_delay']:.4f}; "
-                  f"greedy_deployment {g['delays'][-1]:.4f}; misfits placed {g['fits'].count(0)}")
+                  f"greedy_deployment {g['delays'][-1]:.4f}; misfits placed {g['fits'].count(0)}"
+                  + (f"; fixed rule {p['fixed']['final_delay']:.4f}, states traced" if "fixed" in p else ""))
         return _write(t, args.out or SWEEPS_OUT)
     t = trace(args.authors.resolve(), edge_nodes)
     g, f = t["episodes"]["greedy"], t["episodes"]["fixed"]

@@ -3,7 +3,9 @@ with each point's parameter file, seeded with 3 as it seeds itself on import, th
 sweeps' three instances), traced beside the project by ``studies.silgpo.authors_trace --sweeps``
 (the fixture holds numbers only): harness's ``code_instance`` of each setting and seed must be
 their instance, allow what their ``get_mark`` allows, score their greedy episode's delay at every
-step, and give their reward wherever their greedy placed nothing that does not fit."""
+step, and give their reward wherever their greedy placed nothing that does not fit; and at seed 3
+(the instance their ``main.py`` trains on) harness's env must step through their fixed-rule episode
+returning their state, reward and delay at every step: what the agent sees at each point."""
 
 import json
 from pathlib import Path
@@ -15,7 +17,7 @@ from harness.families.silgpo.env import DeployEnv
 from harness.families.silgpo.world import delay
 from studies.silgpo.authors_trace import PARAMETER_FILES
 from studies.silgpo.sweeps import FIRST_SEED, SWEEPS, instance, label
-from tests.sim.test_deployenv_trace import assert_their_instance
+from tests.sim.test_deployenv_trace import assert_their_instance, assert_their_state
 
 TRACE = json.loads((Path(__file__).parent / "data" / "silgpo_authors_sweeps.json").read_text())
 POINTS = {f"{p['figure']}={p['value']}-s{p['seed']}": p for p in TRACE["points"]}
@@ -88,3 +90,33 @@ def test_the_default_setting_is_one_point_of_two_figures():
     for seed in (3, 4, 5):
         a, b = POINTS[f"arrival=2-4-s{seed}"], POINTS[f"requests=30-s{seed}"]
         assert a["instance"] == b["instance"] and a["greedy"] == b["greedy"]
+
+
+TRAINED_ON = [name for name, p in POINTS.items() if "fixed" in p]
+
+
+def test_every_parameter_file_has_a_state_trace_at_the_instance_their_code_trains_on():
+    """Every point but λ 2-4, their default setting (``Arguments.py``), whose states the main
+    trace holds (``test_deployenv_trace.py``); 30 requests, the same instance, from its own file."""
+    assert sorted(TRAINED_ON) == sorted(f"{f}={label(v)}-s{FIRST_SEED}" for f, vs in SWEEPS.items() for v in vs
+                                        if (f, v) != ("arrival", (2, 4)))
+
+
+@pytest.mark.parametrize("name", TRAINED_ON)
+def test_the_agent_sees_their_state_at_every_step(name):
+    """Their fixed-rule episode ran after their greedy one in the same environment (so its last
+    reward carries that episode's delay, which their code also keeps as its "lowest"); harness's
+    compat env, carrying the same, places their instance at each step and returns their state."""
+    point, g = POINTS[name], _world(POINTS[name])
+    ep, env = point["fixed"], DeployEnv(g)
+    env.carry({"last_episode": point["greedy"]["delays"][-1], "lowest": point["greedy"]["delays"][-1]})
+    obs = env.reset()
+    assert env.current == pytest.approx(ep["start_delay"], rel=1e-9)
+    assert_their_state(obs, ep["reset"], "reset")
+    for k, step in enumerate(ep["steps"]):
+        assert (env.t, env.service()) == (step["instance"], step["service"]), f"step {k}"
+        obs, reward, done, info = env.step(step["action"])
+        assert info["delay"] == pytest.approx(step["delay"], rel=1e-9), f"step {k}: delay"
+        assert reward == pytest.approx(step["reward"], rel=1e-9, abs=1e-9), f"step {k}: reward"
+        assert done == step["done"], f"step {k}"
+        assert_their_state(obs, step, f"step {k}")

@@ -25,7 +25,8 @@ def _routing(obs) -> tuple[list[float], list[int]]:
     return [float(r.sum()) for r in obs["routing"]], [e.shape[1] for e in obs["routing_edges"]]
 
 
-def _same_state(obs, want, where):
+def assert_their_state(obs, want, where):
+    """The state their ``agent_step`` returned: its vector and its routing graphs."""
     np.testing.assert_allclose(obs["vector"], want["vector"], rtol=1e-5, atol=1e-5, err_msg=f"{where}: vector")
     sums, edges = _routing(obs)
     assert len(sums) == len(want["routing_sums"]), f"{where}: routing graphs {len(sums)}, code {len(want['routing_sums'])}"
@@ -81,7 +82,7 @@ def test_every_step_is_theirs(g, episode):
         obs = env.reset()
         assert env.current == pytest.approx(ep["start_delay"], rel=1e-9)
         if name == episode:
-            _same_state(obs, ep["reset"], f"{name} reset")
+            assert_their_state(obs, ep["reset"], f"{name} reset")
         for k, step in enumerate(ep["steps"]):
             assert (env.t, env.service()) == (step["instance"], step["service"]), f"{name} step {k}"
             obs, reward, done, info = env.step(step["action"])
@@ -89,7 +90,7 @@ def test_every_step_is_theirs(g, episode):
             assert reward == pytest.approx(step["reward"], rel=1e-9, abs=1e-9), f"{name} step {k}: reward"
             assert done == step["done"]
             if name == episode:
-                _same_state(obs, step, f"{name} step {k}")
+                assert_their_state(obs, step, f"{name} step {k}")
         assert env.current == pytest.approx(ep["final_delay"], rel=1e-9)
 
 
