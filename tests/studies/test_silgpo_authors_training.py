@@ -1,0 +1,51 @@
+"""The authors' own training set beside harness's agent (``studies.silgpo.authors_training``): its
+command line and the comparison it prints from kept runs (training needs their code, which is
+never in the repository)."""
+
+import argparse
+import sys
+
+import pytest
+
+from studies.silgpo import authors_training
+
+
+def test_a_point_is_read_as_harness_train_takes_it():
+    assert authors_training.point("requests=10") == ("requests", 10)
+    assert authors_training.point("chain=2,4") == ("chain", (2, 4))
+    for bad in ("requests=11", "chain=2,5", "speed=1", "requests="):
+        with pytest.raises(argparse.ArgumentTypeError, match="not a point of Figs 8-10"):
+            authors_training.point(bad)
+
+
+def test_training_without_their_code_is_one_line_and_status_2(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(sys, "argv", ["authors_training", "--authors", str(tmp_path), "--point", "requests=10"])
+    assert authors_training.main() == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "main.py: no such file" in err[0]
+    monkeypatch.setattr(sys, "argv", ["authors_training"])
+    assert authors_training.main() == 2
+
+
+def test_a_kept_run_is_set_beside_harness_agent_and_their_greedy(monkeypatch, tmp_path, capsys):
+    """Their best, where it came, its value at the end, against their greedy (9.634 at 10 requests,
+    seed 3) — and harness's sweeps model of the same instance over the same evaluations."""
+    from harness.families.silgpo.agent import Curve
+
+    rows = [(10 * k, 12.0 - 0.01 * k) for k in range(1, 200)] + [(2000, 9.634)]
+    (tmp_path / "requests-10-t7.csv").write_text("episode,delay\n" + "".join(f"{e},{d}\n" for e, d in rows))
+    monkeypatch.setattr(authors_training, "RUNS", tmp_path)
+    assert authors_training.compare() == 0
+    out = capsys.readouterr().out
+    theirs = next(line for line in out.splitlines() if "their code, torch seed 7" in line)
+    assert "9.634 ( 2000)" in theirs and "0.0% at best" in theirs
+    ours = Curve.read(authors_training.AGENT_DIR / "sil-gpo-requests-10-a3.pt").delay[:200]
+    mine = next(line for line in out.splitlines() if "harness's agent" in line)
+    assert f"{min(ours):.3f}" in mine and f"{ours[-1]:.3f}" in mine
+    assert "their greedy                 9.634" in out
+
+
+def test_no_kept_run_is_status_2(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(authors_training, "RUNS", tmp_path)
+    assert authors_training.compare() == 2
+    assert "no kept run" in capsys.readouterr().err
