@@ -16,7 +16,9 @@ CPU (their ``__main__`` selects GPU 0; their ``ENV`` and agent fall back to the 
 the point's parameter file replaces the chain 6-8 one their ``__main__`` imports (their
 ``train()`` still names its output files after chain 6-8). Their evaluation every 10 episodes
 (``evaluate_policy``: the most probable action at each step, on the training environment; its
-final delay) is what harness's curve records. Each run's is kept as
+final delay) is what harness's curve records. Their ``train()`` keeps its ``max_train_episodes``
+(20,000), which sets how its learning rates decay (harness's recipe decays them over as many), and is
+stopped after its evaluation at ``--episodes``. Each run's is kept as
 ``<figure>-<value>-t<seed>.csv`` (numbers only) in ``studies/silgpo/authors_runs``.
 """
 
@@ -50,6 +52,11 @@ class _NoRun:
 
 
 WANDB_STAND_IN = types.SimpleNamespace(init=lambda *_a, **_k: _NoRun())  # a fake: wandb is not installed here
+
+
+class _Enough(Exception):
+    """Raised after their evaluation at the last episode asked for: their train() runs to its
+    max_train_episodes (20,000), which also sets its learning rates' decay, so it is stopped."""
 
 
 def point(text: str) -> tuple[str, object]:
@@ -86,14 +93,17 @@ def train(authors: Path, edge_nodes: Path | None, figure: str, value, episodes: 
         env = their.ENV(parameters.get_args())
         their_write = their.write_evaluate_data
 
-        def write_and_report(path, n, reward, delay):  # their writer, and a line of progress
+        def write_and_report(path, n, reward, delay):  # their writer, a line of progress, and the stop
             their_write(path, n, reward, delay)
             if n % 10 == 0:
                 progress(f"  episode {10 * n}/{episodes}: evaluated {delay:.3f}")
+            if 10 * n >= episodes:
+                raise _Enough
 
         their.write_evaluate_data = write_and_report
-        sys.argv = ["main", "--max_train_episodes", str(episodes)]
-        with open("their_stdout.log", "w") as log, contextlib.redirect_stdout(log):  # their train() prints every step
+        sys.argv = ["main"]  # their max_train_episodes (20,000) sets the learning rates' decay, as in harness's recipe
+        with open("their_stdout.log", "w") as log, contextlib.redirect_stdout(log), \
+                contextlib.suppress(_Enough):  # their train() prints every step
             their.train(env, arguments.get_args())
         with open(THEIR_EVALUATIONS) as f:
             return [(10 * int(r["evaluate_num"]), float(r["evaluate_delay"])) for r in csv.DictReader(f)]
@@ -118,7 +128,7 @@ def compare() -> int:
     if not runs:
         print(f"no kept run in {RUNS}", file=sys.stderr)
         return 2
-    print(f"{'point':14s} {'run':24s} {'best (episode)':>18s} {'at 2,000':>9s} {'last 400, mean':>15s}   vs their greedy")
+    print(f"{'point':14s} {'run':24s} {'best (episode)':>18s} {'last':>9s} {'last 400, mean':>15s}   vs their greedy")
     for path in runs:
         stem, _, seed = path.stem.rpartition("-t")
         figure, _, v = stem.partition("-")
@@ -141,7 +151,7 @@ def main() -> int:
     ap.add_argument("--authors", type=Path, help="their NEW_PPO folder (a clone beside the project)")
     ap.add_argument("--edge-nodes", type=Path, help="their edge_node.CSV, where the folder lacks it")
     ap.add_argument("--point", type=point, help="a point of Figs 8-10: requests=N, chain=LOW,HIGH, arrival=LOW,HIGH")
-    ap.add_argument("--episodes", type=int, default=EPISODES, help=f"their train()'s episodes (default {EPISODES}, "
+    ap.add_argument("--episodes", type=int, default=EPISODES, help=f"where their train() is stopped (default {EPISODES}, "
                                                                     "the sweeps' recipe)")
     ap.add_argument("--torch-seed", type=int, default=1, help="torch's seed (their code sets none)")
     ap.add_argument("--compare-only", action="store_true", help="train nothing: compare the kept runs")
