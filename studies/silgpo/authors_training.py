@@ -1,6 +1,7 @@
 """SIL-GPO's authors' own training (``NEW_PPO/main.py``'s ``train()`` at 17451c5, unchanged) run
-beside the project at one point of Figs 8-10, on the instance their ``main.py`` trains on (their
-generator's seed 3), and set beside harness's agent trained on that instance (the sweeps' model)
+beside the project at one point of Figs 8-10, on the instance their ``main.py`` builds (their
+generator's seed 3; at 17451c5 its ``__main__`` evaluates a saved model, its call to ``train()``
+commented out), and set beside harness's agent trained on that instance (the sweeps' model)
 and their one-line greedy: does their code learn there what harness's does?
 
     .venv/bin/python -m studies.silgpo.authors_training --authors ../authors/NEW_PPO \\
@@ -37,7 +38,7 @@ import numpy as np
 
 from harness.results.csvfile import write_rows
 from studies.silgpo.authors_trace import _their_folder, parameter_file
-from studies.silgpo.sweeps import AGENT_DIR, EPISODES, FIRST_SEED, SWEEPS, instance, label, late
+from studies.silgpo.sweeps import AGENT_DIR, EPISODES, FIRST_SEED, RECIPE, SWEEPS, agent_model, instance, label
 
 RUNS = Path(__file__).resolve().parent / "authors_runs"
 THEIR_OUTPUT = Path("Environmental_parameters/length_of_service")  # where their train() writes, whatever the point
@@ -118,31 +119,75 @@ def read(path: Path) -> list[tuple[int, float]]:
         return [(int(r["episode"]), float(r["delay"])) for r in csv.DictReader(f)]
 
 
+def harness_model(figure: str, value, seed: int) -> tuple[Path, list[str]]:
+    """(path, ``harness train`` flags) of harness's agent on the instance their code trains on,
+    training seed ``seed``: seed 1 is the sweeps' own model; others are kept beside the runs."""
+    path, argv = agent_model(figure, value, 0, AGENT_DIR, RECIPE)
+    if seed == 1:
+        return path, argv
+    return RUNS / f"{path.stem}-s{seed}.pt", [*argv[:argv.index("--seed")], "--seed", str(seed)]
+
+
+def train_harness(figure: str, value, seed: int, work: Path) -> Path:
+    """harness's agent at the point, training seed ``seed``, trained (resumably) in ``work``; its
+    ``.json`` and ``.curve.csv`` kept in ``RUNS``, the weights not (nothing published plays them)."""
+    import shutil
+
+    from harness.policies import world_learners
+
+    path, argv = harness_model(figure, value, seed)
+    work.mkdir(parents=True, exist_ok=True)
+    done = world_learners.trained("sil-gpo", argv, work / path.name, lambda e, total, d: e % 100 or print(
+        f"  episode {e}/{total}: evaluated {d:.3f}", file=sys.stderr, flush=True))
+    for suffix in (".json", ".curve.csv"):
+        shutil.copy(done.with_suffix(suffix), path.with_suffix(suffix))
+    return path
+
+
+def _summary(who: str, curve: list[float], greedy: float) -> str:
+    best = min(curve)
+    return (f"  {who:34s} {best:9.3f} ({10 * (curve.index(best) + 1):5d}) {curve[-1]:9.3f} {np.mean(curve[-40:]):10.3f}"
+            f"   {best / greedy - 1:+6.1%} {np.mean(curve[-40:]) / greedy - 1:+6.1%}")
+
+
 def compare() -> int:
-    """Every kept run beside harness's agent on the same instance and their greedy."""
+    """Per point, every kept run of their code beside harness's agent on the same instance (each
+    seed kept), over the same episodes, and their greedy; then each side's mean with its 95 %
+    interval."""
     from harness.families.silgpo.agent import Curve
     from harness.families.silgpo.baselines import DEPLOYERS
     from harness.families.silgpo.world import delay
+    from harness.results.stats import mean_ci95
 
-    runs = sorted(RUNS.glob("*-t*.csv"))
+    runs = sorted(p for p in RUNS.glob("*-t*.csv") if not p.name.startswith("sil-gpo-"))  # not harness's curves
     if not runs:
         print(f"no kept run in {RUNS}", file=sys.stderr)
         return 2
-    print(f"{'point':14s} {'run':24s} {'best (episode)':>18s} {'last':>9s} {'last 400, mean':>15s}   vs their greedy")
-    for path in runs:
-        stem, _, seed = path.stem.rpartition("-t")
+    points = dict.fromkeys(path.stem.rpartition("-t")[0] for path in runs)
+    for stem in points:
         figure, _, v = stem.partition("-")
         value = next(x for x in SWEEPS[figure] if label(x) == v)
-        greedy = delay(instance(figure, value, 0), DEPLOYERS["preferred"](instance(figure, value, 0), None)).total
-        theirs = [d for e, d in read(path) if e <= EPISODES]
-        ours = Curve.read(AGENT_DIR / f"sil-gpo-{figure}-{v}-a{FIRST_SEED}.pt")
-        mine = ours.delay[:len(theirs)]
-        for who, curve in ((f"their code, torch seed {seed}", theirs), ("harness's agent (sweeps)", mine)):
-            best = min(curve)
-            print(f"{figure + ' ' + v:14s} {who:24s} {best:9.3f} ({10 * (curve.index(best) + 1):5d}) {curve[-1]:9.3f} "
-                  f"{np.mean(curve[-40:]):15.3f}   {best / greedy - 1:+.1%} at best, {curve[-1] / greedy - 1:+.1%} at the end")
-        print(f"{'':14s} {'their greedy':24s} {greedy:9.3f}" + ("   (harness's model late: its best in the last 400)"
-                                                                     if late(ours) else ""))
+        g = instance(figure, value, 0)
+        greedy = delay(g, DEPLOYERS["preferred"](g, None)).total
+        theirs = {int(p.stem.rpartition("-t")[2]): [d for e, d in read(p) if e <= EPISODES]
+                  for p in runs if p.stem.rpartition("-t")[0] == stem}
+        n = min(len(c) for c in theirs.values())
+        ours = {}
+        for seed in range(1, 10):
+            path = harness_model(figure, value, seed)[0]
+            if path.with_suffix(".curve.csv").exists():
+                ours[seed] = Curve.read(path).delay[:n]
+        print(f"{figure} {v} (their generator's seed {FIRST_SEED}), {10 * n} episodes; their greedy {greedy:.3f}")
+        print(f"  {'':34s} {'best (episode)':>17s} {'last':>9s} {'last 400':>10s}   best, last 400 vs greedy")
+        for seed, curve in sorted(theirs.items()):
+            print(_summary(f"their code, torch seed {seed}", curve, greedy))
+        for seed, curve in sorted(ours.items()):
+            print(_summary(f"harness's agent, seed {seed}" + (" (the sweeps')" if seed == 1 else ""), curve, greedy))
+        for who, side in (("their code", theirs), ("harness's agent", ours)):
+            best = mean_ci95([min(c) for c in side.values()])
+            tail = mean_ci95([float(np.mean(c[-40:])) for c in side.values()])
+            print(f"  {who}: best {best[0]:.3f} ± {best[1] or 0:.3f}, last 400 {tail[0]:.3f} ± {tail[1] or 0:.3f} "
+                  f"({len(side)} seed{'s' if len(side) > 1 else ''})")
     return 0
 
 
@@ -154,12 +199,20 @@ def main() -> int:
     ap.add_argument("--episodes", type=int, default=EPISODES, help=f"where their train() is stopped (default {EPISODES}, "
                                                                     "the sweeps' recipe)")
     ap.add_argument("--torch-seed", type=int, default=1, help="torch's seed (their code sets none)")
+    ap.add_argument("--harness-seed", type=int, help="train harness's agent at --point instead (Table II's recipe, "
+                                                      "this training seed; seed 1 is the sweeps' model)")
+    ap.add_argument("--work", type=Path, default=Path.home() / ".cache" / "harness" / "silgpo-authors-runs",
+                    help="where --harness-seed trains (its state and weights stay there)")
     ap.add_argument("--compare-only", action="store_true", help="train nothing: compare the kept runs")
     args = ap.parse_args()
     if args.compare_only:
         return compare()
+    if args.harness_seed and args.point:
+        print(f"wrote {train_harness(*args.point, args.harness_seed, args.work)}")
+        return compare()
     if not args.authors or not args.point:
-        print("--authors and --point are needed to train (or --compare-only)", file=sys.stderr)
+        print("--point is needed, with --authors (their training) or --harness-seed (harness's); or --compare-only",
+              file=sys.stderr)
         return 2
     if not (args.authors / "main.py").exists():
         print(f"{args.authors / 'main.py'}: no such file (--authors: their NEW_PPO at 17451c5)", file=sys.stderr)

@@ -29,7 +29,8 @@ def test_training_without_their_code_is_one_line_and_status_2(monkeypatch, tmp_p
 
 def test_a_kept_run_is_set_beside_harness_agent_and_their_greedy(monkeypatch, tmp_path, capsys):
     """Their best, where it came, its value at the end, against their greedy (9.634 at 10 requests,
-    seed 3) — and harness's sweeps model of the same instance over the same evaluations."""
+    seed 3) — and harness's sweeps model of the same instance over the same evaluations; each
+    side's mean over its seeds."""
     from harness.families.silgpo.agent import Curve
 
     rows = [(10 * k, 12.0 - 0.01 * k) for k in range(1, 200)] + [(2000, 9.634)]
@@ -37,12 +38,22 @@ def test_a_kept_run_is_set_beside_harness_agent_and_their_greedy(monkeypatch, tm
     monkeypatch.setattr(authors_training, "RUNS", tmp_path)
     assert authors_training.compare() == 0
     out = capsys.readouterr().out
+    assert "requests 10 (their generator's seed 3), 2000 episodes; their greedy 9.634" in out
     theirs = next(line for line in out.splitlines() if "their code, torch seed 7" in line)
-    assert "9.634 ( 2000)" in theirs and "0.0% at best" in theirs
+    assert "9.634 ( 2000)" in theirs and "0.0%" in theirs
     ours = Curve.read(authors_training.AGENT_DIR / "sil-gpo-requests-10-a3.pt").delay[:200]
-    mine = next(line for line in out.splitlines() if "harness's agent" in line)
+    mine = next(line for line in out.splitlines() if "harness's agent, seed 1 (the sweeps')" in line)
     assert f"{min(ours):.3f}" in mine and f"{ours[-1]:.3f}" in mine
-    assert "their greedy                 9.634" in out
+    assert "their code: best 9.634 ± 0.000" in out and f"harness's agent: best {min(ours):.3f}" in out
+    assert "(1 seed)" in out
+
+
+def test_harness_seed_1_is_the_sweeps_model_and_others_are_kept_beside_the_runs():
+    path, argv = authors_training.harness_model("requests", 10, 1)
+    assert path == authors_training.AGENT_DIR / "sil-gpo-requests-10-a3.pt" and argv[-2:] == ["--seed", "1"]
+    path, argv = authors_training.harness_model("requests", 10, 2)
+    assert path.parent == authors_training.RUNS and argv[-2:] == ["--seed", "2"]
+    assert argv[:-2] == authors_training.harness_model("requests", 10, 1)[1][:-2]
 
 
 def test_no_kept_run_is_status_2(monkeypatch, tmp_path, capsys):
