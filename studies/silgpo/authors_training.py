@@ -133,8 +133,11 @@ def train_harness(figure: str, value, seed: int, work: Path) -> Path:
     ``.json`` and ``.curve.csv`` kept in ``RUNS``, the weights not (nothing published plays them)."""
     import shutil
 
+    import torch
+
     from harness.policies import world_learners
 
+    torch.set_num_threads(1)  # as the trainings queue runs the sweeps' models (several at once on few cores)
     path, argv = harness_model(figure, value, seed)
     work.mkdir(parents=True, exist_ok=True)
     done = world_learners.trained("sil-gpo", argv, work / path.name, lambda e, total, d: e % 100 or print(
