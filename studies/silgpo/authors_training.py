@@ -185,7 +185,7 @@ def compare() -> int:
         for seed, curve in sorted(theirs.items()):
             print(_summary(f"their code, torch seed {seed}", curve, greedy))
         for seed, curve in sorted(ours.items()):
-            print(_summary(f"harness's agent, seed {seed}" + (" (the sweeps')" if seed == 1 else ""), curve, greedy))
+            print(_summary(f"harness's agent, seed {seed}" + (" (sweeps)" if seed == 1 else ""), curve, greedy))
         for who, side in (("their code", theirs), ("harness's agent", ours)):
             best = mean_ci95([min(c) for c in side.values()])
             tail = mean_ci95([float(np.mean(c[-40:])) for c in side.values()])

@@ -42,7 +42,7 @@ def test_a_kept_run_is_set_beside_harness_agent_and_their_greedy(monkeypatch, tm
     theirs = next(line for line in out.splitlines() if "their code, torch seed 7" in line)
     assert "9.634 ( 2000)" in theirs and "0.0%" in theirs
     ours = Curve.read(authors_training.AGENT_DIR / "sil-gpo-requests-10-a3.pt").delay[:200]
-    mine = next(line for line in out.splitlines() if "harness's agent, seed 1 (the sweeps')" in line)
+    mine = next(line for line in out.splitlines() if "harness's agent, seed 1 (sweeps)" in line)
     assert f"{min(ours):.3f}" in mine and f"{ours[-1]:.3f}" in mine
     assert "their code: best 9.634 ± 0.000" in out and f"harness's agent: best {min(ours):.3f}" in out
     assert "(1 seed)" in out
