@@ -1,11 +1,14 @@
 """SIL-GPO's authors' own training (``NEW_PPO/main.py``'s ``train()`` at 17451c5, unchanged) run
 beside the project at one point of Figs 8-10, on the instance their ``main.py`` builds (their
 generator's seed 3; at 17451c5 its ``__main__`` evaluates a saved model, its call to ``train()``
-commented out), and set beside harness's agent trained on that instance (the sweeps' model)
-and their one-line greedy: does their code learn there what harness's does?
+commented out), and set beside harness's agent trained on that instance (training seed 1: the
+sweeps' model; ``--harness-seed N`` trains others, their curves kept beside the runs) and their
+one-line greedy: does their code learn there what harness's does? Each side's mean, and their
+difference with Welch's interval, over the episodes every curve has.
 
     .venv/bin/python -m studies.silgpo.authors_training --authors ../authors/NEW_PPO \\
         --point requests=10 [--episodes 2000] [--torch-seed 1] [--edge-nodes FILE]
+    .venv/bin/python -m studies.silgpo.authors_training --point requests=10 --harness-seed 2
     .venv/bin/python -m studies.silgpo.authors_training --compare-only   # from the kept curves
 
 Their code needs ``torch_geometric`` as ``authors_trace`` does. What differs from running their
@@ -36,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.results.csvfile import write_rows
+from harness.results.csvfile import read_rows, write_rows
 from studies.silgpo.authors_trace import _their_folder, parameter_file
 from studies.silgpo.sweeps import AGENT_DIR, EPISODES, FIRST_SEED, RECIPE, SWEEPS, agent_model, instance, label
 
@@ -115,8 +118,19 @@ def kept(figure: str, value, seed: int) -> Path:
 
 
 def read(path: Path) -> list[tuple[int, float]]:
-    with open(path) as f:
-        return [(int(r["episode"]), float(r["delay"])) for r in csv.DictReader(f)]
+    return [(r["episode"], r["delay"]) for r in read_rows(path)]
+
+
+def their_greedy(g) -> float:
+    """Their ``greedy_deployment()``'s total delay: every instance on its service's preferred
+    server, room or not (harness's ``preferred`` keeps to capacity, which differs where their
+    greedy overfills a server, at λ 3-5 and up)."""
+    from harness.families.silgpo.world import delay
+
+    X = g.initial()
+    for m in g.to_place():
+        X[m, g.preferred[m]] += 1
+    return delay(g, X).total
 
 
 def harness_model(figure: str, value, seed: int) -> tuple[Path, list[str]]:
@@ -158,9 +172,7 @@ def compare() -> int:
     seed kept), over the same episodes, and their greedy; then each side's mean with its 95 %
     interval."""
     from harness.families.silgpo.agent import Curve
-    from harness.families.silgpo.baselines import DEPLOYERS
-    from harness.families.silgpo.world import delay
-    from harness.results.stats import mean_ci95
+    from harness.results.stats import difference_ci95, mean_ci95
 
     runs = sorted(p for p in RUNS.glob("*-t*.csv") if not p.name.startswith("sil-gpo-"))  # not harness's curves
     if not runs:
@@ -169,17 +181,21 @@ def compare() -> int:
     points = dict.fromkeys(path.stem.rpartition("-t")[0] for path in runs)
     for stem in points:
         figure, _, v = stem.partition("-")
-        value = next(x for x in SWEEPS[figure] if label(x) == v)
-        g = instance(figure, value, 0)
-        greedy = delay(g, DEPLOYERS["preferred"](g, None)).total
+        value = next((x for x in SWEEPS.get(figure, []) if label(x) == v), None)
+        if value is None:
+            print(f"{RUNS / stem}-t*.csv: {stem!r} is not a point of Figs 8-10 (e.g. requests-10, chain-2-4)",
+                  file=sys.stderr)
+            return 2
+        greedy = their_greedy(instance(figure, value, 0))
         theirs = {int(p.stem.rpartition("-t")[2]): [d for e, d in read(p) if e <= EPISODES]
                   for p in runs if p.stem.rpartition("-t")[0] == stem}
-        n = min(len(c) for c in theirs.values())
         ours = {}
         for seed in range(1, 10):
             path = harness_model(figure, value, seed)[0]
             if path.with_suffix(".curve.csv").exists():
-                ours[seed] = Curve.read(path).delay[:n]
+                ours[seed] = Curve.read(path).delay
+        n = min(len(c) for c in [*theirs.values(), *ours.values()])  # every curve over the same episodes
+        theirs, ours = {k: c[:n] for k, c in theirs.items()}, {k: c[:n] for k, c in ours.items()}
         print(f"{figure} {v} (their generator's seed {FIRST_SEED}), {10 * n} episodes; their greedy {greedy:.3f}")
         print(f"  {'':34s} {'best (episode)':>17s} {'last':>9s} {'last 400':>10s}   best, last 400 vs greedy")
         for seed, curve in sorted(theirs.items()):
@@ -187,10 +203,17 @@ def compare() -> int:
         for seed, curve in sorted(ours.items()):
             print(_summary(f"harness's agent, seed {seed}" + (" (sweeps)" if seed == 1 else ""), curve, greedy))
         for who, side in (("their code", theirs), ("harness's agent", ours)):
-            best = mean_ci95([min(c) for c in side.values()])
-            tail = mean_ci95([float(np.mean(c[-40:])) for c in side.values()])
-            print(f"  {who}: best {best[0]:.3f} ± {best[1] or 0:.3f}, last 400 {tail[0]:.3f} ± {tail[1] or 0:.3f} "
-                  f"({len(side)} seed{'s' if len(side) > 1 else ''})")
+            if side:
+                best = mean_ci95([min(c) for c in side.values()])
+                tail = mean_ci95([float(np.mean(c[-40:])) for c in side.values()])
+                print(f"  {who}: best {best[0]:.3f} ± {best[1] or 0:.3f}, last 400 {tail[0]:.3f} ± {tail[1] or 0:.3f} "
+                      f"({len(side)} seed{'s' if len(side) > 1 else ''})")
+        if len(theirs) > 1 and len(ours) > 1:
+            best = difference_ci95([min(c) for c in theirs.values()], [min(c) for c in ours.values()])
+            tail = difference_ci95([float(np.mean(c[-40:])) for c in theirs.values()],
+                                   [float(np.mean(c[-40:])) for c in ours.values()])
+            print(f"  their code − harness's (Welch, 95 %): best {best[0]:+.3f} ± {best[1]:.3f}, "
+                  f"last 400 {tail[0]:+.3f} ± {tail[1]:.3f}")
     return 0
 
 
@@ -210,6 +233,10 @@ def main() -> int:
     args = ap.parse_args()
     if args.compare_only:
         return compare()
+    if args.harness_seed == 1:
+        print("--harness-seed 1 is the sweeps' own model (studies.silgpo.trainings trains it); give 2 or more",
+              file=sys.stderr)
+        return 2
     if args.harness_seed and args.point:
         print(f"wrote {train_harness(*args.point, args.harness_seed, args.work)}")
         return compare()

@@ -109,6 +109,7 @@ def test_the_agent_sees_their_state_at_every_step(name):
     compat env, carrying the same, places their instance at each step and returns their state."""
     point, g = POINTS[name], _world(POINTS[name])
     ep, env = point["fixed"], DeployEnv(g)
+    assert len(ep["steps"]) == len(point["instance"]["order"])  # every instance placed, none left out
     env.carry({"last_episode": point["greedy"]["delays"][-1], "lowest": point["greedy"]["delays"][-1]})
     obs = env.reset()
     assert env.current == pytest.approx(ep["start_delay"], rel=1e-9)
@@ -120,3 +121,4 @@ def test_the_agent_sees_their_state_at_every_step(name):
         assert reward == pytest.approx(step["reward"], rel=1e-9, abs=1e-9), f"step {k}: reward"
         assert done == step["done"], f"step {k}"
         assert_their_state(obs, step, f"step {k}")
+    assert env.done and env.current == pytest.approx(ep["final_delay"], rel=1e-9)

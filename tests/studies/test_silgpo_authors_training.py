@@ -45,7 +45,7 @@ def test_a_kept_run_is_set_beside_harness_agent_and_their_greedy(monkeypatch, tm
     mine = next(line for line in out.splitlines() if "harness's agent, seed 1 (sweeps)" in line)
     assert f"{min(ours):.3f}" in mine and f"{ours[-1]:.3f}" in mine
     assert "their code: best 9.634 ± 0.000" in out and f"harness's agent: best {min(ours):.3f}" in out
-    assert "(1 seed)" in out
+    assert "(1 seed)" in out and "Welch" not in out  # one seed a side: no difference to take
 
 
 def test_harness_seed_1_is_the_sweeps_model_and_others_are_kept_beside_the_runs():
@@ -60,3 +60,31 @@ def test_no_kept_run_is_status_2(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(authors_training, "RUNS", tmp_path)
     assert authors_training.compare() == 2
     assert "no kept run" in capsys.readouterr().err
+
+
+def test_their_greedy_is_theirs_where_it_overfills_a_server():
+    """Their ``greedy_deployment()`` places every instance on its preferred server, room or not:
+    its delay equals their traced greedy episode's at every point, overfilled ones included."""
+    import json
+    from pathlib import Path
+
+    from studies.silgpo.sweeps import FIRST_SEED, SWEEPS, instance, label
+
+    trace = json.loads((Path(__file__).parents[1] / "sim" / "data" / "silgpo_authors_sweeps.json").read_text())
+    overfilled = 0
+    for p in trace["points"]:
+        value = next(v for v in SWEEPS[p["figure"]] if label(v) == p["value"])
+        g = instance(p["figure"], value, p["seed"] - FIRST_SEED)
+        assert authors_training.their_greedy(g) == pytest.approx(p["greedy"]["delays"][-1], rel=1e-9)
+        overfilled += 0 in p["greedy"]["fits"]
+    assert overfilled == 6
+
+
+def test_a_run_of_no_point_and_harness_seed_1_are_refused(monkeypatch, tmp_path, capsys):
+    (tmp_path / "requests-11-t1.csv").write_text("episode,delay\n10,1.0\n")
+    monkeypatch.setattr(authors_training, "RUNS", tmp_path)
+    assert authors_training.compare() == 2
+    assert "'requests-11' is not a point of Figs 8-10" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "argv", ["authors_training", "--point", "requests=10", "--harness-seed", "1"])
+    assert authors_training.main() == 2
+    assert "the sweeps' own model" in capsys.readouterr().err
