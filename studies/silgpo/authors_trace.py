@@ -169,6 +169,15 @@ def parameter_file(authors: Path, figure: str, value) -> Path:
     return path
 
 
+def their_parameters(authors: Path, figure: str, value):
+    """Their parameter file of a point, loaded as a module (its ``get_args()``)."""
+    spec = importlib.util.spec_from_file_location(f"their_{figure}_{label(value)}".replace("-", "_"),
+                                                  parameter_file(authors, figure, value))
+    parameters = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(parameters)
+    return parameters
+
+
 def sweep_trace(authors: Path, edge_nodes: Path | None = None, seeds=SWEEP_SEEDS) -> dict:
     import numpy as np
 
@@ -179,9 +188,7 @@ def sweep_trace(authors: Path, edge_nodes: Path | None = None, seeds=SWEEP_SEEDS
         for figure, values in SWEEPS.items():
             for value in values:
                 file = parameter_file(authors, figure, value)
-                spec = importlib.util.spec_from_file_location(f"their_{figure}_{label(value)}".replace("-", "_"), file)
-                parameters = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(parameters)
+                parameters = their_parameters(authors, figure, value)
                 for seed in seeds:
                     random.seed(seed)
                     np.random.seed(seed)

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
 import importlib.util
 import random
 import sys
@@ -40,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.results.csvfile import read_rows, write_rows
-from studies.silgpo.authors_trace import _their_folder, parameter_file
+from studies.silgpo.authors_trace import _their_folder, their_parameters
 from studies.silgpo.sweeps import AGENT_DIR, EPISODES, FIRST_SEED, RECIPE, SWEEPS, agent_model, instance, label
 
 RUNS = Path(__file__).resolve().parent / "authors_runs"
@@ -88,10 +87,7 @@ def train(authors: Path, edge_nodes: Path | None, figure: str, value, episodes: 
         arguments = importlib.import_module("Arguments")  # their training parameters
 
         torch.autograd.set_detect_anomaly(False)
-        file = parameter_file(authors, figure, value)
-        spec = importlib.util.spec_from_file_location(f"their_{figure}_{label(value)}".replace("-", "_"), file)
-        parameters = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(parameters)
+        parameters = their_parameters(authors, figure, value)
         random.seed(FIRST_SEED)
         np.random.seed(FIRST_SEED)
         env = their.ENV(parameters.get_args())
@@ -109,8 +105,7 @@ def train(authors: Path, edge_nodes: Path | None, figure: str, value, episodes: 
         with open("their_stdout.log", "w") as log, contextlib.redirect_stdout(log), \
                 contextlib.suppress(_Enough):  # their train() prints every step
             their.train(env, arguments.get_args())
-        with open(THEIR_EVALUATIONS) as f:
-            return [(10 * int(r["evaluate_num"]), float(r["evaluate_delay"])) for r in csv.DictReader(f)]
+        return [(10 * r["evaluate_num"], r["evaluate_delay"]) for r in read_rows(THEIR_EVALUATIONS)]
 
 
 def kept(figure: str, value, seed: int) -> Path:
