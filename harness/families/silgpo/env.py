@@ -35,8 +35,9 @@ placed; only its reset state's vector is one ahead (instance 1 while the action 
 step by step against a trace of their code (``tests/sim/test_deployenv_trace.py``). (The code
 also masks its action with the state's mask, so at reset with instance 1's, and places a misfit
 regardless; harness's ``action_masks`` is always the placed instance's, and a misfit is refused.)
-If no server has room for an instance it is left out (and counted in ``dropped``); the paper's
-settings always have room.
+If no server has room for an instance it is left out (and counted in ``dropped``); at the
+authors' instance and every instance of Figs 8-10 no deployment can come to that (``room``,
+checked exactly, per step).
 """
 
 from __future__ import annotations
