@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.families.silgpo.world import parse_sweep
 from harness.results.csvfile import read_rows, write_rows
 from studies.silgpo.authors_trace import _their_folder, their_parameters
 from studies.silgpo.sweeps import AGENT_DIR, EPISODES, FIRST_SEED, RECIPE, SWEEPS, agent_model, instance, label
@@ -64,10 +65,12 @@ class _Enough(Exception):
 
 def point(text: str) -> tuple[str, object]:
     """``arrival=1,3`` / ``chain=2,4`` / ``requests=10``, as ``harness train --sweep`` takes it."""
-    figure, _, value = text.partition("=")
-    parsed = tuple(int(v) for v in value.split(",")) if value else ()
-    value = parsed if len(parsed) == 2 else parsed[0] if parsed else None
-    if figure not in SWEEPS or value not in SWEEPS[figure]:
+    try:
+        figure, value = parse_sweep(text)
+        known = value in SWEEPS[figure]
+    except ValueError:
+        known = False
+    if not known:
         raise argparse.ArgumentTypeError(f"{text!r}: not a point of Figs 8-10 (e.g. requests=10, chain=2,4)")
     return figure, value
 

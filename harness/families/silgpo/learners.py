@@ -31,18 +31,12 @@ class ServiceGraphWorld:
 
     def build(self):
         """The instance; a bad setting is one UserError line."""
-        from harness.families.silgpo.world import ServiceGraphConfig, code_instance, generate
+        from harness.families.silgpo.world import ServiceGraphConfig, code_instance, generate, parse_sweep
 
         cfg = ServiceGraphConfig(silgpo_compat=not self.paper_form)
         if self.sweep:
-            figure, _, value = self.sweep.partition("=")
             try:
-                if figure not in ("arrival", "chain", "requests"):
-                    raise ValueError(f"no figure sweeps {figure!r}")
-                parsed = tuple(float(v) for v in value.split(","))
-                if len(parsed) != (1 if figure == "requests" else 2):
-                    raise ValueError(f"{len(parsed)} value(s)")
-                cfg = cfg.sweep(figure, parsed if len(parsed) == 2 else parsed[0])
+                cfg = cfg.sweep(*parse_sweep(self.sweep))
             except (ValueError, KeyError) as exc:
                 raise UserError(f"{self.sweep!r} is not arrival=LOW,HIGH, chain=LOW,HIGH or requests=N ({exc})",
                                 field="--sweep") from None

@@ -114,6 +114,20 @@ class ServiceGraphConfig:
         raise ValueError(f"figure must be arrival, chain or requests, not {figure!r}")
 
 
+def parse_sweep(text: str) -> tuple[str, object]:
+    """A setting of Figs 8-10 as ``harness train --sweep`` takes it (``arrival=LOW,HIGH``,
+    ``chain=LOW,HIGH``, ``requests=N``): (figure, (low, high) or a count), whole numbers as ints;
+    ValueError naming what is wrong."""
+    figure, _, value = text.partition("=")
+    if figure not in ("arrival", "chain", "requests"):
+        raise ValueError(f"no figure sweeps {figure!r}")
+    parsed = tuple(float(v) for v in value.split(","))
+    if len(parsed) != (1 if figure == "requests" else 2):
+        raise ValueError(f"{len(parsed)} value(s)")
+    parsed = tuple(int(v) if v.is_integer() else v for v in parsed)
+    return figure, parsed if len(parsed) == 2 else parsed[0]
+
+
 @dataclass
 class ServiceGraph:
     """One generated instance of the world (arrays indexed by server n and service m)."""
