@@ -497,7 +497,9 @@ def plot(rows: list[dict], path: Path) -> Path:
         ax.set_xticks(range(len(values)), values)
         ax.set_xlabel({"arrival": "arrival rate λ", "chain": "chain length", "requests": "number of requests"}[figure])
         ax.set_ylabel(f"total delay ({form(False)})")
-        ax.set_title(f"Fig. {FIGURE_NUMBER[figure]} (hollow: a queue at ρ ≥ 1 at some instance)", fontsize=9)
+        unrecorded = any(r["unstable_queues"] in ("", None) for r in mine)  # an agent reading from an older curve
+        ax.set_title(f"Fig. {FIGURE_NUMBER[figure]} (hollow: a queue at ρ ≥ 1 at some instance"
+                     + (";\nsome agent readings' queues not recorded: never hollow" if unrecorded else "") + ")", fontsize=9)
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
