@@ -4,12 +4,13 @@
 the authors' code would place it over capacity. Whether that can happen at all is a property of
 the instance, not of a policy: an episode places ``ServiceGraph.to_place()`` in a fixed order from
 the fixed start, so until one is left out the instances placed before instance t are always
-the same multiset, and a policy chooses only where. Instance t can find no room exactly when some packing of the first t
-instances within capacity (every packing within capacity is reachable step by step: usage only
-grows) blocks every server, each by one of its resources (a server the start overfills takes
-nothing, as ``fits`` says). That is a small integer program, one per step, answered exactly by
-HiGHS (the resources are whole units); where none is feasible, no policy, learned or not, can
-drop an instance, and every deployment's delay counts every instance.
+the same multiset, and a policy chooses only where. Instance t can find no room exactly when
+some packing of the first t instances within capacity (every packing within capacity is
+reachable step by step: usage only grows) blocks every server, each by one of its resources
+(a server the start overfills takes nothing, as ``fits`` says). That is a small integer
+program, one per step, answered exactly by HiGHS (the resources are whole units); where none
+is feasible, no policy, learned or not, can drop an instance, and every deployment's delay
+counts every instance.
 """
 
 from __future__ import annotations
