@@ -27,17 +27,18 @@ whether it went lower or not; the figure's summary puts it beside the recipe's r
 points. It answers whether more training would change the verdict, at a larger budget than HELAS's
 and with more evaluations to take the best of. HELAS's generations grow with the instances placed,
 as the agent's budget does (``baselines.helas_generations``). Each row then gives SIL-GPO's margin
-(mean of agent / baseline − 1 over the instances; the paper does not say how its percentages are
-taken) over HELAS, MFDS-FPR and the best baseline whose queues are all stable, beside the paper's
-(−32.6/−24.8/−19.4 % in Fig. 8, −28.6/−20.7/−15.5 % in Fig. 9, −35.2/−25.4/−10.6 % in Fig. 10,
-against HELAS/MFDS-FPR/RSDQL; RSDQL is not trained at the sweep points), and the ranking names a
-deployer that leaves a queue unstable (the code scores it a flat sojourn): the agent's from its
-curve, which records them since that column was added; a reading of a model trained before is
-marked ``*``. Each figure ends with its margins over the points read three ways, as the paper gives
-one number per sweep and does not say how: the mean of the points' margins, the ratio of the summed
-delays, and the heaviest point's; and at how many points SIL-GPO is first among the stable
-baselines and among the paper's (never with a deployment known to leave a queue unstable); Fig.
-10's also over the four points its axis (20-60 requests) shares with the code's (10-50).
+(mean of agent / baseline − 1 over the instances, ± its 95 % interval, Student's t; the paper does
+not say how its percentages are taken) over HELAS, MFDS-FPR and the best baseline whose queues are
+all stable, beside the paper's (−32.6/−24.8/−19.4 % in Fig. 8, −28.6/−20.7/−15.5 % in Fig. 9,
+−35.2/−25.4/−10.6 % in Fig. 10, against HELAS/MFDS-FPR/RSDQL; RSDQL is not trained at the sweep
+points), and the ranking names a deployer that leaves a queue unstable (the code scores it a flat
+sojourn): the agent's from its curve, which records them since that column was added; a reading of
+a model trained before is marked ``*``. Each figure ends with its margins over the points read three
+ways, as the paper gives one number per sweep and does not say how: the mean of the points' margins,
+the ratio of the summed delays, and the heaviest point's; and at how many points SIL-GPO is first
+among the stable baselines and among the paper's (never with a deployment known to leave a queue
+unstable); Fig. 10's also over the four points its axis (20-60 requests) shares with the code's
+(10-50).
 ``--ready-only`` trains nothing: a point whose models are not all done
 (``studies.silgpo.trainings`` trains them) shows how many are. Writes ``sweeps.csv`` (one row per
 point, deployer and instance, named by its seed of their generator, with its unstable queues) and
@@ -364,7 +365,7 @@ def _table(args, figures: list[str], names: list[str], columns: list[str],
                     m = margins_at(runs, unstable, names, who)
                     if who != AGENT:
                         line += f"\n  {'':>13s} {_marked(who, unstable[who])}: {np.mean(runs[who]):.2f}{', first' if m.first else ''}"
-                    line += "   " + ", ".join(f"{_role(role, m)} {x:+.1f} %" for role, x in m.gaps.items())
+                    line += "   " + ", ".join(f"{_role(role, m)} {_gap(m, role)}" for role in m.gaps)
                     at[who][label(value)] = m
             print(line, flush=True)
         heaviest = label(SWEEPS[figure][-1])
@@ -399,6 +400,12 @@ def _role(role: str, m: "Margins") -> str:
     return f"best stable ({m.best})" if m.best_is_stable else f"best, none stable ({m.best})"
 
 
+def _gap(m: "Margins", role: str) -> str:
+    """A point's margin against ``role`` with its 95 % interval over the instances (paired)."""
+    h = m.spread[role]
+    return f"{m.gaps[role]:+.1f} %" if h is None else f"{m.gaps[role]:+.1f} ± {h:.1f} %"
+
+
 def _means(points: dict[str, Margins], who: str, heaviest: str) -> str:
     """Three readings over some points of the margins (the paper gives one per sweep and does not
     say how it is taken): the mean of the points' margins, the summed delays' ratio, and the
@@ -417,7 +424,7 @@ def _means(points: dict[str, Margins], who: str, heaviest: str) -> str:
     return (", ".join(f"{name[role]} {np.mean([g[role] for g in gaps]):+.1f} %" for role in roles)
             + " (mean of the points); " + ", ".join(f"{name[role]} {summed[role]:+.1f} %" for role in roles)
             + " (summed delays)"
-            + ("; " + ", ".join(f"{name[role]} {points[heaviest].gaps[role]:+.1f} %" for role in roles)
+            + ("; " + ", ".join(f"{name[role]} {_gap(points[heaviest], role)}" for role in roles)
                + f" (at {heaviest})" if heaviest in points else "")
             + f"; {who} first at {len(first)} of {len(points)}"
             + (f" ({sum(m.unrecorded for m in first)} with unstable queues not recorded)" if any(m.unrecorded for m in first) else "")
@@ -429,6 +436,7 @@ class Margins:
     """The agent against the baselines at one point (``margins_at``)."""
 
     gaps: dict[str, float]  # role (a paper's baseline, or "best"): the agent's mean margin, %
+    spread: dict[str, float | None]  # role: its 95 % interval's half-width over the instances, % (None for one)
     total: float  # the agent's delays summed over the instances
     totals: dict[str, float]  # role: the baseline's, summed over the same instances
     best: str  # the best stable baseline at the point (the best of all where none is stable)
@@ -441,18 +449,20 @@ class Margins:
 def margins_at(runs: dict[str, list[float]], unstable: dict[str, list[int | None]], names: list[str],
                agent: str) -> Margins:
     """At a point: the agent's mean margin (%, paired by instance: mean of agent / baseline − 1,
-    negative where it is lower; the paper does not say how its percentages are taken) against each
-    of the paper's baselines and the best of ``names`` whose queues are all stable (role "best"),
-    and whether its mean is below every stable one and below every one of the paper's, with its own
-    deployments not known to leave a queue unstable."""
+    negative where it is lower, with its interval; the paper does not say how its percentages are
+    taken) against each of the paper's baselines and the best of ``names`` whose queues are all
+    stable (role "best"), and whether its mean is below every stable one and below every one of
+    the paper's, with its own deployments not known to leave a queue unstable."""
     means = {n: float(np.mean(runs[n])) for n in names}
     best = best_stable(means, {n: max(unstable[n]) for n in names})
     against = {**{n: n for n in PAPERS if n in runs}, "best": best}
-    gaps = {role: 100 * float(np.mean([a / b - 1 for a, b in zip(runs[agent], runs[n])])) for role, n in against.items()}
+    ratios = {role: [a / b - 1 for a, b in zip(runs[agent], runs[n])] for role, n in against.items()}
+    gaps = {role: 100 * mean_ci95(r)[0] for role, r in ratios.items()}
+    spread = {role: None if (h := mean_ci95(r)[1]) is None else 100 * h for role, r in ratios.items()}
     totals = {role: float(np.sum(runs[n])) for role, n in against.items()}
     mine, own = float(np.mean(runs[agent])), unstable[agent]
     feasible = not any(own)  # None (not recorded) and 0 pass
-    return Margins(gaps, float(np.sum(runs[agent])), totals, best, not max(unstable[best]), feasible and mine < means[best],
+    return Margins(gaps, spread, float(np.sum(runs[agent])), totals, best, not max(unstable[best]), feasible and mine < means[best],
                    feasible and all(mine < float(np.mean(runs[n])) for n in PAPERS if n in runs),
                    any(u is None for u in own))
 

@@ -119,7 +119,7 @@ def test_an_agent_whose_queues_are_known_at_some_instances_is_marked_and_first_n
     out = ready_table(monkeypatch, capsys, tmp_path, "chain", 2, "helas")
     assert out.count("sil-gpo-best-evaluation [infeasible: 1 unstable queues]* < helas") == 1
     assert out.count("sil-gpo-best-evaluation* < helas") == 4
-    assert "best, none stable (helas) -50.0 %" in out  # the heaviest point's line
+    assert "best, none stable (helas) -50.0 ± 0.0 %" in out  # the heaviest point's line (two instances alike)
     assert ("best (none stable at 1 of 5 points) -50.0 % (mean of the points)" in out
             and "sil-gpo-best-evaluation first at 4 of 5 (4 with unstable queues not recorded)" in out)
     with open(tmp_path / "sweeps.csv") as f:
@@ -236,3 +236,16 @@ def test_the_figure_marks_a_point_where_a_deployment_leaves_a_queue_unstable(tmp
     assert sweeps.unstable_points(rows, "arrival", sweeps.AGENT) == {"2-4"}
     assert sweeps.unstable_points(rows, "chain", "mfds-fpr") == set()
     assert sweeps.plot(rows, tmp_path / "sweeps.png").stat().st_size > 0
+
+
+def test_a_margin_s_interval_is_paired_by_instance():
+    # the agent 20 % below HELAS on three instances of very different size: its margin is exactly
+    # −20 %, with no spread, though the delays themselves spread widely; against a baseline it beats
+    # by 10, 20 and 30 %, the interval is Student's over the three ratios
+    runs = {"helas": [10.0, 50.0, 200.0], "mfds-fpr": [10.0, 50.0, 200.0], sweeps.AGENT: [8.0, 40.0, 160.0]}
+    runs["mfds-fpr"] = [a / r for a, r in zip(runs[sweeps.AGENT], (0.9, 0.8, 0.7))]
+    m = sweeps.margins_at(runs, {n: [0, 0, 0] for n in runs}, ["helas", "mfds-fpr"], sweeps.AGENT)
+    assert m.gaps["helas"] == pytest.approx(-20.0) and m.spread["helas"] == pytest.approx(0.0, abs=1e-9)
+    assert m.gaps["mfds-fpr"] == pytest.approx(-20.0)
+    assert m.spread["mfds-fpr"] == pytest.approx(4.303 * 10.0 / np.sqrt(3), rel=1e-3)
+    assert sweeps._gap(m, "mfds-fpr") == "-20.0 ± 24.8 %"
