@@ -1,14 +1,17 @@
 """Whether HELAS's budget decides Figs 8-10's verdict where HELAS does worst: the heaviest point of
-each sweep, on its first instance (the authors' generator at seed 3), placed with HELAS's sweep
-budget (``baselines.helas_generations``: the agent's share of delay computations) and with more.
+each sweep, on its first instance (the authors' generator at seed 3) or more, placed with HELAS's
+sweep budget (``baselines.helas_generations``: the agent's share of delay computations) and with more.
 
-    .venv/bin/python -m studies.silgpo.helas_budget [--times 2] [--jobs 2] [--out results/silgpo]
+    .venv/bin/python -m studies.silgpo.helas_budget [--times 2] [--points arrival,chain,requests]
+        [--instances 1] [--jobs 2] [--out results/silgpo]
 
-Per point and budget: HELAS's total delay in the code's form, the queues it leaves unstable (ρ ≥
-0.99, the code's rule), and the seconds it took; then the change from the sweep's budget. HELAS's
+Per point, instance and budget: HELAS's total delay in the code's form, the queues it leaves unstable
+(ρ ≥ 0.99, the code's rule), and the seconds it took; then the change from the sweep's budget. HELAS's
 random stream is the sweeps' (seeded by the instance's index), so the first budget's row is the
 sweep table's. A change of a few tenths of a percent says the GA has converged at its budget, and
-that a margin against it there is not one of budget. Writes ``helas_budget.csv`` in ``--out``.
+that a margin against it there is not one of budget. Where SIL-GPO's models of a point are done
+(``sweeps.AGENT_DIR``), its margin against HELAS at each budget follows, paired by instance as the
+sweeps' (± 95 %). Writes ``helas_budget.csv`` in ``--out``.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 
 from harness.families.silgpo.baselines import helas_generations
 from harness.results.csvfile import write_rows
+from harness.results.stats import mean_ci95
 from studies.silgpo import sweeps
 
 HEAVIEST = (("arrival", (5, 7)), ("chain", (6, 8)), ("requests", 50))  # each sweep's last value
@@ -35,29 +39,60 @@ def placed(figure: str, value, k: int, generations: int) -> tuple[float, int, fl
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--times", type=int, default=2, help="the larger budget, in multiples of the sweep's")
+    ap.add_argument("--points", default=",".join(f for f, _ in HEAVIEST),
+                    help="which sweeps' heaviest points: arrival (λ 5-7), chain (6-8), requests (50)")
+    ap.add_argument("--instances", type=int, default=1,
+                    help=f"instances per point, the authors' generator from seed {sweeps.FIRST_SEED} (the sweeps use 3)")
     ap.add_argument("--jobs", type=int, default=1, help="processes placing, each a core (the numbers do not depend on it)")
     ap.add_argument("--out", type=Path, default=Path("results/silgpo"), help="where helas_budget.csv goes")
     args = ap.parse_args()
-    if args.times < 2 or args.jobs < 1:
-        ap.error(f"--times must be 2 or more and --jobs 1 or more, not {args.times} and {args.jobs}")
-    k, rows = 0, []
-    print(f"HELAS at each sweep's heaviest point, instance {sweeps.FIRST_SEED} (HELAS takes minutes a run) ...",
-          file=sys.stderr, flush=True)
+    points = args.points.split(",")
+    if args.times < 2 or args.jobs < 1 or args.instances < 1:
+        ap.error(f"--times must be 2 or more, --jobs and --instances 1 or more, not {args.times}, {args.jobs} "
+                 f"and {args.instances}")
+    if unknown := [p for p in points if p not in dict(HEAVIEST)]:
+        ap.error(f"--points: {', '.join(unknown)} is not one of {', '.join(dict(HEAVIEST))}")
+    if args.instances > 3:  # their preferred-server rule stops on some later seeds (sweeps --seeds)
+        ap.error(f"--instances must be 3 or fewer (seeds {sweeps.FIRST_SEED}-{sweeps.FIRST_SEED + 2}), not {args.instances}")
+    heaviest = [(f, v) for f, v in HEAVIEST if f in points]
+    rows = []
+    print(f"HELAS at the heaviest point of {', '.join(points)}, {args.instances} instance(s) from seed "
+          f"{sweeps.FIRST_SEED} (HELAS takes minutes a run) ...", file=sys.stderr, flush=True)
     with sweeps.placements(args.jobs) as submit:
-        runs = {(figure, value): [(n, submit(placed, figure, value, k, n)) for n in (base, args.times * base)]
-                for figure, value in HEAVIEST for base in [helas_generations(sweeps.instance(figure, value, k))]}
-        print(f"  {'point':14s} {'generations':>11s} {'total delay':>11s} {'unstable':>8s} {'s':>5s}   change")
-        for (figure, value), budgets in runs.items():
+        runs = {(figure, value, k): [(n, submit(placed, figure, value, k, n)) for n in (base, args.times * base)]
+                for figure, value in heaviest for k in range(args.instances)
+                for base in [helas_generations(sweeps.instance(figure, value, k))]}
+        print(f"  {'point':14s} {'seed':>4s} {'generations':>11s} {'total delay':>11s} {'unstable':>8s} {'s':>5s}   change")
+        for (figure, value, k), budgets in runs.items():
             placed_at = [(n, future.result()) for n, future in budgets]  # a --jobs 1 result is made when asked: once
             first = placed_at[0][1][0]  # the sweep budget's total delay
             for i, (n, (total, unstable, seconds)) in enumerate(placed_at):
                 change = f"{100 * (total / first - 1):+.1f} %" if i else ""
-                print(f"  {figure + ' ' + sweeps.label(value):14s} {n:11d} {total:11.3f} {unstable:8d} {seconds:5.0f}   "
-                      f"{change}", flush=True)
+                print(f"  {figure + ' ' + sweeps.label(value):14s} {sweeps.FIRST_SEED + k:4d} {n:11d} {total:11.3f} "
+                      f"{unstable:8d} {seconds:5.0f}   {change}", flush=True)
                 rows.append({"sweep": figure, "value": sweeps.label(value), "instance_seed": sweeps.FIRST_SEED + k,
-                             "generations": n, "total_delay": total, "unstable_queues": unstable})
+                             "generations": n, "budget": "sweep" if i == 0 else f"x{args.times}",
+                             "total_delay": total, "unstable_queues": unstable})
+    for figure, value in heaviest:
+        print(_agent_margins(figure, value, [r for r in rows if r["sweep"] == figure], args.instances, args.times))
     print(f"wrote {write_rows(args.out / 'helas_budget.csv', rows)}")
     return 0
+
+
+def _agent_margins(figure: str, value, rows: list[dict], instances: int, times: int) -> str:
+    """SIL-GPO's margin against HELAS at each budget, paired by instance as the sweeps' (its best
+    evaluation, where every model of the point is done)."""
+    agent = [sweeps.agent_delay(figure, value, k, sweeps.AGENT_DIR, sweeps.RECIPE, ready_only=True)
+             for k in range(instances)]
+    point = f"{figure} {sweeps.label(value)}"
+    if any(a is None for a in agent):
+        return f"  {point}: sil-gpo's models not all done"
+    margins = []
+    for budget in ("sweep", f"x{times}"):
+        helas = [r["total_delay"] for r in rows if r["budget"] == budget]
+        m, h = mean_ci95([a.delay / b - 1 for a, b in zip(agent, helas)])
+        margins.append(f"{100 * m:+.1f}" + (f" ± {100 * h:.1f}" if h is not None else "") + f" % ({budget})")
+    return f"  {point}: sil-gpo (best evaluation) against helas, paired over {instances}: " + ", ".join(margins)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,34 @@ def test_each_heaviest_point_at_two_budgets_the_first_the_sweeps(monkeypatch, tm
     assert [kw["generations"] for kw in runs] == [1, 3] * 3
     assert float(rows[4]["total_delay"]) == pytest.approx(sweeps.placed_delay("requests", 50, 0, "helas")[0], rel=1e-12)
     more, base = float(rows[5]["total_delay"]), float(rows[4]["total_delay"])
-    assert f"{100 * (more / base - 1):+.1f} %" in out.splitlines()[-2]  # the requests point's larger budget
+    larger = [line for line in out.splitlines() if line.startswith("  requests 50 ")][1]
+    assert larger.endswith(f"{100 * (more / base - 1):+.1f} %")  # the requests point's larger budget
+
+
+def test_more_instances_and_the_agents_margin_at_each_budget(monkeypatch, tmp_path, capsys):
+    from harness.families.silgpo import baselines
+
+    for module in (helas_budget, baselines):
+        monkeypatch.setattr(module, "helas_generations", lambda g: 1)
+    monkeypatch.setattr(sweeps, "agent_delay", lambda figure, value, k, *a, **kw: sweeps.Reading(10.0 + k, 0))
+    monkeypatch.setattr(sys, "argv", ["helas_budget", "--points", "chain", "--instances", "2", "--out", str(tmp_path)])
+    assert helas_budget.main() == 0
+    out = capsys.readouterr().out
+    with open(tmp_path / "helas_budget.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["value"], r["instance_seed"], r["budget"]) for r in rows] == [
+        ("6-8", "3", "sweep"), ("6-8", "3", "x2"), ("6-8", "4", "sweep"), ("6-8", "4", "x2")]
+    helas = {b: [float(r["total_delay"]) for r in rows if r["budget"] == b] for b in ("sweep", "x2")}
+    m = [100 * sum((10.0 + k) / h[k] - 1 for k in range(2)) / 2 for h in helas.values()]
+    assert (f"chain 6-8: sil-gpo (best evaluation) against helas, paired over 2: {m[0]:+.1f} ± " in out
+            and f" % (sweep), {m[1]:+.1f} ± " in out)
+
+
+def test_an_unknown_point_is_refused(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["helas_budget", "--points", "arrival,storage"])
+    with pytest.raises(SystemExit) as stop:
+        helas_budget.main()
+    assert stop.value.code == 2 and "--points: storage is not one of arrival, chain, requests" in capsys.readouterr().err
 
 
 def test_a_budget_not_above_the_sweeps_is_refused(monkeypatch, capsys):
