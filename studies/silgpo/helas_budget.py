@@ -42,7 +42,8 @@ def main() -> int:
     ap.add_argument("--points", default=",".join(f for f, _ in HEAVIEST),
                     help="which sweeps' heaviest points: arrival (λ 5-7), chain (6-8), requests (50)")
     ap.add_argument("--instances", type=int, default=1,
-                    help=f"instances per point, the authors' generator from seed {sweeps.FIRST_SEED} (the sweeps use 3)")
+                    help=f"1-3 instances per point: the authors' generator at seeds {sweeps.FIRST_SEED}, "
+                         f"{sweeps.FIRST_SEED + 1}, {sweeps.FIRST_SEED + 2} (the sweeps use all 3)")
     ap.add_argument("--jobs", type=int, default=1, help="processes placing, each a core (the numbers do not depend on it)")
     ap.add_argument("--out", type=Path, default=Path("results/silgpo"), help="where helas_budget.csv goes")
     args = ap.parse_args()
@@ -51,7 +52,7 @@ def main() -> int:
         ap.error(f"--times must be 2 or more, --jobs and --instances 1 or more, not {args.times}, {args.jobs} "
                  f"and {args.instances}")
     if unknown := [p for p in points if p not in dict(HEAVIEST)]:
-        ap.error(f"--points: {', '.join(unknown)} is not one of {', '.join(dict(HEAVIEST))}")
+        ap.error(f"--points: {', '.join(map(repr, unknown))} is not one of {', '.join(dict(HEAVIEST))}")
     if args.instances > 3:  # their preferred-server rule stops on some later seeds (sweeps --seeds)
         ap.error(f"--instances must be 3 or fewer (seeds {sweeps.FIRST_SEED}-{sweeps.FIRST_SEED + 2}), not {args.instances}")
     heaviest = [(f, v) for f, v in HEAVIEST if f in points]
@@ -74,7 +75,7 @@ def main() -> int:
                              "generations": n, "budget": "sweep" if i == 0 else f"x{args.times}",
                              "total_delay": total, "unstable_queues": unstable})
     for figure, value in heaviest:
-        print(_agent_margins(figure, value, [r for r in rows if r["sweep"] == figure], args.instances, args.times))
+        print(_agent_margins(figure, value, rows, args.instances, args.times))
     print(f"wrote {write_rows(args.out / 'helas_budget.csv', rows)}")
     return 0
 
@@ -88,9 +89,10 @@ def _agent_margins(figure: str, value, rows: list[dict], instances: int, times: 
     if any(a is None for a in agent):
         return f"  {point}: sil-gpo's models not all done"
     margins = []
-    for budget in ("sweep", f"x{times}"):
-        helas = [r["total_delay"] for r in rows if r["budget"] == budget]
-        m, h = mean_ci95([a.delay / b - 1 for a, b in zip(agent, helas)])
+    for budget in ("sweep", f"x{times}"):  # HELAS's placement of the same point and instance
+        helas = {r["instance_seed"]: r["total_delay"] for r in rows
+                 if (r["sweep"], r["value"], r["budget"]) == (figure, sweeps.label(value), budget)}
+        m, h = mean_ci95([a.delay / helas[sweeps.FIRST_SEED + k] - 1 for k, a in enumerate(agent)])
         margins.append(f"{100 * m:+.1f}" + (f" ± {100 * h:.1f}" if h is not None else "") + f" % ({budget})")
     return f"  {point}: sil-gpo (best evaluation) against helas, paired over {instances}: " + ", ".join(margins)
 

@@ -16,6 +16,7 @@ def test_each_heaviest_point_at_two_budgets_the_first_the_sweeps(monkeypatch, tm
         monkeypatch.setattr(module, "helas_generations", lambda g: 1)
     runs = []  # each placement made once: a --jobs 1 result asked for twice would run HELAS again
     monkeypatch.setitem(baselines.DEPLOYERS, "helas", lambda *a, **kw: runs.append(kw) or baselines.helas(*a, **kw))
+    monkeypatch.setattr(sweeps, "agent_delay", lambda *a, **kw: None)  # no model done: the margins wait
     monkeypatch.setattr(sys, "argv", ["helas_budget", "--times", "3", "--out", str(tmp_path)])
     assert helas_budget.main() == 0
     out = capsys.readouterr().out
@@ -29,32 +30,50 @@ def test_each_heaviest_point_at_two_budgets_the_first_the_sweeps(monkeypatch, tm
     more, base = float(rows[5]["total_delay"]), float(rows[4]["total_delay"])
     larger = [line for line in out.splitlines() if line.startswith("  requests 50 ")][1]
     assert larger.endswith(f"{100 * (more / base - 1):+.1f} %")  # the requests point's larger budget
+    assert "  requests 50: sil-gpo's models not all done" in out
 
 
 def test_more_instances_and_the_agents_margin_at_each_budget(monkeypatch, tmp_path, capsys):
+    # two points, two instances each: each point's margin pairs the agent's reading on an instance
+    # with HELAS's placement of that same point and instance, at each budget
     from harness.families.silgpo import baselines
+    from harness.results.stats import mean_ci95
 
     for module in (helas_budget, baselines):
         monkeypatch.setattr(module, "helas_generations", lambda g: 1)
-    monkeypatch.setattr(sweeps, "agent_delay", lambda figure, value, k, *a, **kw: sweeps.Reading(10.0 + k, 0))
-    monkeypatch.setattr(sys, "argv", ["helas_budget", "--points", "chain", "--instances", "2", "--out", str(tmp_path)])
+    agent = {("arrival", 0): 30.0, ("arrival", 1): 20.0, ("chain", 0): 10.0, ("chain", 1): 12.0}
+    monkeypatch.setattr(sweeps, "agent_delay", lambda figure, value, k, *a, **kw: sweeps.Reading(agent[figure, k], 0))
+    monkeypatch.setattr(sys, "argv", ["helas_budget", "--points", "chain,arrival", "--instances", "2",
+                                      "--out", str(tmp_path)])
     assert helas_budget.main() == 0
     out = capsys.readouterr().out
     with open(tmp_path / "helas_budget.csv") as f:
         rows = list(csv.DictReader(f))
     assert [(r["value"], r["instance_seed"], r["budget"]) for r in rows] == [
+        ("5-7", "3", "sweep"), ("5-7", "3", "x2"), ("5-7", "4", "sweep"), ("5-7", "4", "x2"),
         ("6-8", "3", "sweep"), ("6-8", "3", "x2"), ("6-8", "4", "sweep"), ("6-8", "4", "x2")]
-    helas = {b: [float(r["total_delay"]) for r in rows if r["budget"] == b] for b in ("sweep", "x2")}
-    m = [100 * sum((10.0 + k) / h[k] - 1 for k in range(2)) / 2 for h in helas.values()]
-    assert (f"chain 6-8: sil-gpo (best evaluation) against helas, paired over 2: {m[0]:+.1f} ± " in out
-            and f" % (sweep), {m[1]:+.1f} ± " in out)
+    for figure, value in (("arrival", "5-7"), ("chain", "6-8")):
+        said = []
+        for budget in ("sweep", "x2"):
+            helas = [float(r["total_delay"]) for r in rows if (r["value"], r["budget"]) == (value, budget)]
+            m, h = mean_ci95([agent[figure, k] / helas[k] - 1 for k in range(2)])
+            said.append(f"{100 * m:+.1f} ± {100 * h:.1f} % ({budget})")
+        assert f"{figure} {value}: sil-gpo (best evaluation) against helas, paired over 2: {', '.join(said)}" in out
 
 
 def test_an_unknown_point_is_refused(monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", ["helas_budget", "--points", "arrival,storage"])
     with pytest.raises(SystemExit) as stop:
         helas_budget.main()
-    assert stop.value.code == 2 and "--points: storage is not one of arrival, chain, requests" in capsys.readouterr().err
+    assert stop.value.code == 2 and "--points: 'storage' is not one of arrival, chain, requests" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("instances", ["0", "4"])
+def test_instances_outside_the_sweeps_three_are_refused(monkeypatch, capsys, instances):
+    monkeypatch.setattr(sys, "argv", ["helas_budget", "--instances", instances])
+    with pytest.raises(SystemExit) as stop:
+        helas_budget.main()
+    assert stop.value.code == 2 and "--instances" in capsys.readouterr().err
 
 
 def test_a_budget_not_above_the_sweeps_is_refused(monkeypatch, capsys):
