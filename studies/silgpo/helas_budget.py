@@ -23,7 +23,6 @@ from pathlib import Path
 
 from harness.families.silgpo.baselines import helas_generations
 from harness.results.csvfile import write_rows
-from harness.results.stats import mean_ci95
 from studies.silgpo import sweeps
 
 HEAVIEST = (("arrival", (5, 7)), ("chain", (6, 8)), ("requests", 50))  # each sweep's last value
@@ -56,7 +55,7 @@ def main() -> int:
     if args.instances > 3:  # their preferred-server rule stops on some later seeds (sweeps --seeds)
         ap.error(f"--instances must be 3 or fewer (seeds {sweeps.FIRST_SEED}-{sweeps.FIRST_SEED + 2}), not {args.instances}")
     heaviest = [(f, v) for f, v in HEAVIEST if f in points]
-    rows = []
+    budgets, rows = ("sweep", f"x{args.times}"), []
     print(f"HELAS at the heaviest point of {', '.join(points)}, {args.instances} instance(s) from seed "
           f"{sweeps.FIRST_SEED} (HELAS takes minutes a run) ...", file=sys.stderr, flush=True)
     with sweeps.placements(args.jobs) as submit:
@@ -64,23 +63,23 @@ def main() -> int:
                 for figure, value in heaviest for k in range(args.instances)
                 for base in [helas_generations(sweeps.instance(figure, value, k))]}
         print(f"  {'point':14s} {'seed':>4s} {'generations':>11s} {'total delay':>11s} {'unstable':>8s} {'s':>5s}   change")
-        for (figure, value, k), budgets in runs.items():
-            placed_at = [(n, future.result()) for n, future in budgets]  # a --jobs 1 result is made when asked: once
+        for (figure, value, k), futures in runs.items():
+            placed_at = [(n, future.result()) for n, future in futures]  # a --jobs 1 result is made when asked: once
             first = placed_at[0][1][0]  # the sweep budget's total delay
             for i, (n, (total, unstable, seconds)) in enumerate(placed_at):
                 change = f"{100 * (total / first - 1):+.1f} %" if i else ""
                 print(f"  {figure + ' ' + sweeps.label(value):14s} {sweeps.FIRST_SEED + k:4d} {n:11d} {total:11.3f} "
                       f"{unstable:8d} {seconds:5.0f}   {change}", flush=True)
                 rows.append({"sweep": figure, "value": sweeps.label(value), "instance_seed": sweeps.FIRST_SEED + k,
-                             "generations": n, "budget": "sweep" if i == 0 else f"x{args.times}",
+                             "generations": n, "budget": budgets[i],
                              "total_delay": total, "unstable_queues": unstable})
     for figure, value in heaviest:
-        print(_agent_margins(figure, value, rows, args.instances, args.times))
+        print(_agent_margins(figure, value, rows, args.instances, budgets))
     print(f"wrote {write_rows(args.out / 'helas_budget.csv', rows)}")
     return 0
 
 
-def _agent_margins(figure: str, value, rows: list[dict], instances: int, times: int) -> str:
+def _agent_margins(figure: str, value, rows: list[dict], instances: int, budgets: tuple[str, str]) -> str:
     """SIL-GPO's margin against HELAS at each budget, paired by instance as the sweeps' (its best
     evaluation, where every model of the point is done)."""
     agent = [sweeps.agent_delay(figure, value, k, sweeps.AGENT_DIR, sweeps.RECIPE, ready_only=True)
@@ -89,11 +88,11 @@ def _agent_margins(figure: str, value, rows: list[dict], instances: int, times: 
     if any(a is None for a in agent):
         return f"  {point}: sil-gpo's models not all done"
     margins = []
-    for budget in ("sweep", f"x{times}"):  # HELAS's placement of the same point and instance
+    for budget in budgets:  # HELAS's placement of the same point and instance
         helas = {r["instance_seed"]: r["total_delay"] for r in rows
                  if (r["sweep"], r["value"], r["budget"]) == (figure, sweeps.label(value), budget)}
-        m, h = mean_ci95([a.delay / helas[sweeps.FIRST_SEED + k] - 1 for k, a in enumerate(agent)])
-        margins.append(f"{100 * m:+.1f}" + (f" ± {100 * h:.1f}" if h is not None else "") + f" % ({budget})")
+        m = sweeps.paired_margin([a.delay for a in agent], [helas[sweeps.FIRST_SEED + k] for k in range(instances)])
+        margins.append(f"{sweeps.percent(*m)} ({budget})")
     return f"  {point}: sil-gpo (best evaluation) against helas, paired over {instances}: " + ", ".join(margins)
 
 

@@ -402,8 +402,19 @@ def _role(role: str, m: "Margins") -> str:
 
 def _gap(m: "Margins", role: str) -> str:
     """A point's margin against ``role`` with its 95 % interval over the instances (paired)."""
-    h = m.spread[role]
-    return f"{m.gaps[role]:+.1f} %" if h is None else f"{m.gaps[role]:+.1f} ± {h:.1f} %"
+    return percent(m.gaps[role], m.spread[role])
+
+
+def percent(margin: float, half_width: float | None) -> str:
+    """A margin in % as the tables print it, with its interval's half-width where there is one."""
+    return f"{margin:+.1f} %" if half_width is None else f"{margin:+.1f} ± {half_width:.1f} %"
+
+
+def paired_margin(agent: list[float], baseline: list[float]) -> tuple[float, float | None]:
+    """The agent's margin over a baseline on the same instances, in %: the mean of agent / baseline
+    − 1 and its 95 % half-width (Student's t; None for one instance)."""
+    m, h = mean_ci95([a / b - 1 for a, b in zip(agent, baseline)])
+    return 100 * m, None if h is None else 100 * h
 
 
 def _means(points: dict[str, Margins], who: str, heaviest: str) -> str:
@@ -456,9 +467,8 @@ def margins_at(runs: dict[str, list[float]], unstable: dict[str, list[int | None
     means = {n: float(np.mean(runs[n])) for n in names}
     best = best_stable(means, {n: max(unstable[n]) for n in names})
     against = {**{n: n for n in PAPERS if n in runs}, "best": best}
-    ratios = {role: [a / b - 1 for a, b in zip(runs[agent], runs[n])] for role, n in against.items()}
-    gaps = {role: 100 * mean_ci95(r)[0] for role, r in ratios.items()}
-    spread = {role: None if (h := mean_ci95(r)[1]) is None else 100 * h for role, r in ratios.items()}
+    paired = {role: paired_margin(runs[agent], runs[n]) for role, n in against.items()}
+    gaps, spread = ({role: p[i] for role, p in paired.items()} for i in (0, 1))
     totals = {role: float(np.sum(runs[n])) for role, n in against.items()}
     mine, own = float(np.mean(runs[agent])), unstable[agent]
     feasible = not any(own)  # None (not recorded) and 0 pass

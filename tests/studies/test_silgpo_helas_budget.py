@@ -9,11 +9,18 @@ import pytest
 from studies.silgpo import helas_budget, sweeps
 
 
-def test_each_heaviest_point_at_two_budgets_the_first_the_sweeps(monkeypatch, tmp_path, capsys):
+@pytest.fixture
+def one_generation(monkeypatch):
+    """HELAS with one generation, for the check's budget and the sweep's: seconds, not minutes."""
     from harness.families.silgpo import baselines
 
-    for module in (helas_budget, baselines):  # the check's budget and the sweep's: seconds, not minutes
+    for module in (helas_budget, baselines):
         monkeypatch.setattr(module, "helas_generations", lambda g: 1)
+    return baselines
+
+
+def test_each_heaviest_point_at_two_budgets_the_first_the_sweeps(monkeypatch, tmp_path, capsys, one_generation):
+    baselines = one_generation
     runs = []  # each placement made once: a --jobs 1 result asked for twice would run HELAS again
     monkeypatch.setitem(baselines.DEPLOYERS, "helas", lambda *a, **kw: runs.append(kw) or baselines.helas(*a, **kw))
     monkeypatch.setattr(sweeps, "agent_delay", lambda *a, **kw: None)  # no model done: the margins wait
@@ -33,14 +40,11 @@ def test_each_heaviest_point_at_two_budgets_the_first_the_sweeps(monkeypatch, tm
     assert "  requests 50: sil-gpo's models not all done" in out
 
 
-def test_more_instances_and_the_agents_margin_at_each_budget(monkeypatch, tmp_path, capsys):
+def test_more_instances_and_the_agents_margin_at_each_budget(monkeypatch, tmp_path, capsys, one_generation):
     # two points, two instances each: each point's margin pairs the agent's reading on an instance
     # with HELAS's placement of that same point and instance, at each budget
-    from harness.families.silgpo import baselines
     from harness.results.stats import mean_ci95
 
-    for module in (helas_budget, baselines):
-        monkeypatch.setattr(module, "helas_generations", lambda g: 1)
     agent = {("arrival", 0): 30.0, ("arrival", 1): 20.0, ("chain", 0): 10.0, ("chain", 1): 12.0}
     monkeypatch.setattr(sweeps, "agent_delay", lambda figure, value, k, *a, **kw: sweeps.Reading(agent[figure, k], 0))
     monkeypatch.setattr(sys, "argv", ["helas_budget", "--points", "chain,arrival", "--instances", "2",
