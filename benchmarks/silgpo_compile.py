@@ -33,7 +33,7 @@ def same_results(g) -> tuple[float, float]:
     torch.manual_seed(0)
     net = SilGpoNet(g.N, g.S, g.N, "gat")
     outs, grads = [], []
-    for model in (net, for_speed(net, "on", "gat")):
+    for model in (net, *for_speed((net,), "on", "gat")):
         net.zero_grad()
         out = model(collate(obs[:-1]))
         (out ** 2).sum().backward()

@@ -32,7 +32,9 @@ only in the work folder):
   keeps the 2,000 episodes the figures read (checked before it replaces the kept one). Without a
   state saved at 2,000 (a fresh machine) it is passed by, or with ``--anew`` trained from the
   start, 3,000 episodes, and kept only if its first 2,000 repeat the kept curve's (a training is
-  the same bit for bit however often it is stopped). Would more training change them? (Listed
+  the same bit for bit however often it is stopped; one that does not is moved aside as
+  ``<name>.not-kept.*``). The GAT models trained before each compile started from an empty cache
+  (``gat.for_speed``) cannot be repeated so. Would more training change them? (Listed
   once its model is done: the queue is asked again as each training ends, so a model that ends
   late goes on in the same run, from the state it has just saved.)
 
@@ -65,6 +67,7 @@ from studies.silgpo import MODELS, agent, sweeps
 EPISODES = 2000  # the authors' max_train_episodes is 20,000; their logged agent converged by 1,560
 GROUPS = ("ranking", "paper", "light", "ablations", "sweeps", "longer")
 PLAYED = ("ranking", "paper", "ablations")  # the groups whose weights the study loads again (and so keeps)
+NOT_KEPT = ".not-kept"  # what a continuation trained anew leaves when it does not repeat the kept curve
 WORK = Path(os.environ.get("HARNESS_SILGPO_TRAININGS", "~/.cache/harness/silgpo-trainings")).expanduser()
 
 
@@ -90,6 +93,11 @@ class Job:
     def key(self) -> tuple[str, Path]:
         """Which job this is (a continuation shares its recipe model's path)."""
         return self.group, self.path
+
+    def not_kept(self, models: Path, work: Path) -> bool:
+        """A continuation trained anew that did not repeat the kept curve (its files moved aside
+        as ``<name>.not-kept.*``): not done, and not trained again."""
+        return self.at(models, work).with_suffix(NOT_KEPT + ".json").exists()
 
     def stranded(self, models: Path, work: Path) -> bool:
         """A continuation with no state saved where it goes on from (a fresh machine), not to be
@@ -140,7 +148,7 @@ def up_next(queue: list[Job], tried: set, models: Path = MODELS, work: Path = WO
     (``Job.key``); those begun first, as their state lives only in the work folder (a fresh machine
     loses it), then in the queue's order."""
     todo = [job for job in queue if job.key() not in tried and not has_episodes(job.path, job.episodes())
-            and not job.stranded(models, work)]
+            and not job.stranded(models, work) and not job.not_kept(models, work)]
     return sorted(todo, key=lambda job: agent.saved_episode(job.at(models, work)) == 0)
 
 
@@ -149,6 +157,8 @@ def standing(job: Job, models: Path = MODELS, work: Path = WORK) -> str:
     nothing saved to go on from)."""
     if job.done(models, work):
         return "done"
+    if job.not_kept(models, work):
+        return f"trained anew, not kept: its first {job.goes_on_from:,} episodes differ from the kept curve's"
     if job.stranded(models, work):
         return f"passed by: no state saved at episode {job.goes_on_from:,}"
     return agent.standing(job.at(models, work))
@@ -158,12 +168,13 @@ def left(queue: list[Job], models: Path = MODELS, work: Path = WORK) -> str:
     """How much of the queue is done, the episodes left, and the lane-hours they would take at the
     pace (seconds per episode, one lane) of the done trainings of their group, or of all where none
     of theirs is done (a bigger instance takes longer an episode: a rough guide); the continuations
-    that will be passed by are not counted as left."""
+    that will be passed by, or were trained anew and not kept, are not counted as left."""
     import json
 
     done = [job for job in queue if job.done(models, work)]
-    stranded = [job for job in queue if job not in done and job.stranded(models, work)]
-    rest = [job for job in queue if job not in done and job not in stranded]
+    not_kept = [job for job in queue if job not in done and job.not_kept(models, work)]
+    stranded = [job for job in queue if job not in done and job not in not_kept and job.stranded(models, work)]
+    rest = [job for job in queue if job not in done and job not in stranded and job not in not_kept]
     todo = [(job, job.episodes() - agent.saved_episode(job.at(models, work))) for job in rest]
     pace: dict[str, list[float]] = {}
     for job in done:
@@ -176,6 +187,8 @@ def left(queue: list[Job], models: Path = MODELS, work: Path = WORK) -> str:
         line += f", about {seconds / 3600:.0f} lane-hours at the pace of the done ones"
     if stranded:
         line += f"; {len(stranded)} passed by (no state saved to go on from)"
+    if not_kept:
+        line += f"; {len(not_kept)} trained anew, not kept"
     return line
 
 
@@ -204,6 +217,8 @@ def run(job: Job, models: Path = MODELS, work: Path = WORK) -> tuple[Job, str, f
         if job.stranded(models, work):  # a fresh machine: none saved
             return job, (f"passed by: no state saved at episode {job.goes_on_from:,} to go on from (--anew "
                          f"trains it from the start, kept if it repeats the kept curve)"), 0.0
+        if job.not_kept(models, work):
+            return job, standing(job, models, work), 0.0
         was = agent.standing(at)
         t = time.monotonic()
 
@@ -213,6 +228,9 @@ def run(job: Job, models: Path = MODELS, work: Path = WORK) -> tuple[Job, str, f
         print(f"{job.path.stem}: {was}, training", flush=True)
         world_learners.trained(job.learner, job.argv, at, progress)
         if job.goes_on_from and not same_start(at, job.path, job.goes_on_from):
+            for suffix in (".ckpt", ".pt", ".curve.csv", ".curve.png", ".json"):  # .json last: it says "not kept"
+                if at.with_suffix(suffix).exists():
+                    at.with_suffix(suffix).replace(at.with_suffix(NOT_KEPT + suffix))
             return job, f"trained, not kept: its first {job.goes_on_from:,} episodes differ from the kept curve's", 0.0
         job.path.parent.mkdir(parents=True, exist_ok=True)
         for suffix in (*(s for s in KEPT if s != ".json"), *((".pt",) if job.group in PLAYED else ()), ".json"):

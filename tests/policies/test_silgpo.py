@@ -149,7 +149,7 @@ def test_the_compiled_gat_actor_acts_on_every_thread_the_host_has():
     torch.set_num_threads(max(2, threads))
     try:
         with torch.no_grad():
-            compiled = for_speed(actor, "on", "gat")(collate(obs))
+            compiled = for_speed((actor,), "on", "gat")[0](collate(obs))
             eager = actor(collate(obs))
     finally:
         torch.set_num_threads(threads)

@@ -111,6 +111,33 @@ def test_a_bad_world_setting_is_one_line_and_status_2(tmp_path):
     assert not list(tmp_path.iterdir())  # nothing half-written
 
 
+def test_a_compiled_training_is_one_model_whatever_its_process_did_before(tmp_path, monkeypatch):
+    """Compiled GAT: trained 10 episodes by a fresh process, or by a process that compiled other
+    nets first, stopped at 5 and resumed: the same weights and curve. Before each compile started
+    from an empty cache, dynamo's full list of variants ran the rest eagerly, and a resumed
+    training parted from an uninterrupted one."""
+    from harness.families.silgpo import agent as silgpo
+    from harness.policies.world_learners import parse, train_and_save
+
+    monkeypatch.setattr(silgpo, "CHECKPOINT_EVERY", 5)
+    flags = ["--encoder", "gat", "--compile", "on", "--instance", "0", "--sweep", "requests=10",
+             "--batch-episodes", "5", "--evaluate-every", "5"]
+    r = harness("train", "--policy", "sil-gpo", "--episodes", "10", *flags, "--out", str(tmp_path), "--name", "fresh")
+    assert r.returncode == 0, r.stderr
+
+    def run(name, episodes, extra=(), resume=False):
+        args, world, built = parse("sil-gpo", ["--episodes", str(episodes), *flags, *extra])
+        return train_and_save("sil-gpo", args, world, built, tmp_path, name, False, lambda *a: None, resume)
+
+    run("other", 5, ("--encoder", "mlp", "--seed", "2"))  # other variants: a lane's earlier model
+    run("resumed", 5)
+    resumed, meta = run("resumed", 10, resume=True)
+    assert meta["resumed_from_episode"] == 5
+    a, b = (torch.load(p, weights_only=False)["state_dict"] for p in (tmp_path / "fresh.pt", resumed))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert (tmp_path / "fresh.curve.csv").read_text() == (tmp_path / "resumed.curve.csv").read_text()
+
+
 @pytest.mark.parametrize("learner,extra", [("sil-gpo", ["--batch-episodes", "5", "--evaluate-every", "5"]),
                                            ("rsdql-deploy", ["--batch", "32", "--evaluate-every", "5"])])
 def test_a_stopped_training_resumes_to_the_same_model_bit_for_bit(tmp_path, monkeypatch, learner, extra):

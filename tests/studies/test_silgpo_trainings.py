@@ -103,6 +103,38 @@ def test_a_late_sweep_model_is_continued_and_the_figures_still_read_its_first_20
     assert trainings.jobs(tmp_path, groups=("longer",))[0].done(tmp_path, tmp_path / "work")
 
 
+def test_a_continuation_trained_anew_that_parts_from_the_kept_curve_is_moved_aside(tmp_path, monkeypatch):
+    """Not kept, not counted done, not trained again; the kept curve the figures read unchanged."""
+    import json
+
+    from harness.policies import world_learners
+    from studies.silgpo import sweeps
+
+    folder, work = tmp_path / "sweeps", tmp_path / "work"
+    folder.mkdir()
+    path, _ = sweeps.agent_model("chain", (3, 5), 0, folder, sweeps.RECIPE)
+
+    def save(at, episodes, delays):
+        at.with_suffix(".json").write_text(json.dumps({"args": {"episodes": episodes}}))
+        at.with_suffix(".curve.csv").write_text(
+            "episode,delay,sil_on\n" + "".join(f"{100 * (i + 1)},{d},False\n" for i, d in enumerate(delays)))
+
+    save(path, 2000, [30.0] * 18 + [29.0, 30.0])  # late: its best at 1,900
+    kept = path.with_suffix(".curve.csv").read_text()
+    job = trainings.jobs(tmp_path, groups=("longer",), anew=True)[0]
+    trained = []
+    monkeypatch.setattr(world_learners, "trained", lambda learner, argv, at, progress: trained.append(at) or
+                        save(at, sweeps.LONGER, [30.0] * 17 + [29.5] + [28.0] * 12))  # parts at 1,800
+    assert trainings.run(job, tmp_path, work)[1].startswith("trained, not kept")
+    at = job.at(tmp_path, work)
+    assert not at.with_suffix(".json").exists() and at.with_suffix(".not-kept.json").exists()
+    assert path.with_suffix(".curve.csv").read_text() == kept
+    assert not job.done(tmp_path, work) and trainings.up_next([job], set(), tmp_path, work) == []
+    assert trainings.standing(job, tmp_path, work).startswith("trained anew, not kept")
+    assert trainings.left([job], tmp_path, work) == "0 of 1 done; 0 episodes left in 0 trainings; 1 trained anew, not kept"
+    assert trainings.run(job, tmp_path, work)[1].startswith("trained anew, not kept") and len(trained) == 1
+
+
 def test_a_continuation_is_kept_only_if_it_repeats_the_kept_curves_first_episodes(tmp_path):
     def curve(name, delays):
         path = tmp_path / f"{name}.pt"

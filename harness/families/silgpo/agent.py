@@ -275,7 +275,7 @@ def train(g: ServiceGraph, args: SilGpoArgs, on_progress: Callable[[int, float, 
         scaling, sil, sil_on, curve = start["scaling"], start["sil"], start["sil_on"], start["curve"]
         env.carry(start["env"])
         best_eval, total_steps, first, spent = start["best_eval"], start["total_steps"], start["episode"] + 1, start["seconds"]
-    fast_actor, fast_critic = (for_speed(net, args.compile, args.encoder) for net in (actor, critic))
+    fast_actor, fast_critic = for_speed((actor, critic), args.compile, args.encoder)
     for episode in range(first, args.episodes + 1):
         obs, steps = env.reset(), []
         scaling.reset()

@@ -29,7 +29,7 @@ HIDDEN = 256
 COMPILE_CHOICES = ("auto", "on", "off")
 COMPILE_HELP = ("torch.compile the networks: auto (with GAT encoders, where it pays: about 2.5x faster an update "
                 "here, after a compile of 15-90 s), on or off. Not part of a training's identity: a training "
-                "resumes with either")
+                "resumes with either (its rounding changes from there on)")
 
 
 def check_compile(setting: str) -> None:
@@ -38,20 +38,35 @@ def check_compile(setting: str) -> None:
         raise ValueError(f"--compile must be one of {', '.join(COMPILE_CHOICES)}, not {setting!r}")
 
 
-def for_speed(net: nn.Module, setting: str, encoder: str) -> nn.Module:
-    """``net`` compiled (``setting`` on, or auto with GAT encoders) or as it is. The compiled
-    module shares ``net``'s parameters; save ``net``, not it. GATv2's per-edge work (gather,
+RECOMPILE_LIMIT = 64  # variants one function may hold; a training makes about a dozen
+
+
+def for_speed(nets: tuple[nn.Module, ...], setting: str, encoder: str) -> tuple[nn.Module, ...]:
+    """``nets`` compiled (``setting`` on, or auto with GAT encoders) or as they are. A compiled
+    module shares its net's parameters; save the net, not it. GATv2's per-edge work (gather,
     add, LeakyReLU, attention) is memory-bound elementwise work that inductor fuses; the MLP
     encoders gain nothing (measured: ``benchmarks/silgpo_compile.py``). Shapes vary with the
     routing graphs, hence ``dynamic``. Compiled and eager runs differ in float rounding, so a
-    training's trajectory depends on the setting, not its law."""
+    training's trajectory depends on the setting, not its law.
+
+    A compile starts from an empty cache, and never falls back to eager: dynamo keeps one list
+    of compiled variants per function (one ``forward`` for every net here), guarded by shapes,
+    grad mode and parameter sizes, and runs a call eagerly once the list is full (8 by default).
+    Which calls ran compiled, and so the rounding, then depended on what the process had
+    compiled before and on where a training was resumed: resumed trainings parted from
+    uninterrupted ones (tested)."""
     check_compile(setting)
-    if setting == "on" or (setting == "auto" and encoder == "gat"):
-        # inductor's C++ kernels run on one thread: torch 2.13's OpenMP-parallel kernels of this
-        # network fail to compile on some CPUs (an assertion in the vectorised store, seen on an
-        # AVX-512 host with two threads); on graphs of a few hundred nodes one thread loses nothing
-        return torch.compile(net, dynamic=True, options={"cpp.threads": 1})
-    return net
+    if not (setting == "on" or (setting == "auto" and encoder == "gat")):
+        return nets
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    torch._dynamo.config.recompile_limit = RECOMPILE_LIMIT
+    torch._dynamo.config.fail_on_recompile_limit_hit = True  # an error, not a silently different rounding
+    # inductor's C++ kernels run on one thread: torch 2.13's OpenMP-parallel kernels of this
+    # network fail to compile on some CPUs (an assertion in the vectorised store, seen on an
+    # AVX-512 host with two threads); on graphs of a few hundred nodes one thread loses nothing
+    return tuple(torch.compile(net, dynamic=True, options={"cpp.threads": 1}) for net in nets)
 
 
 class GraphEncoder(nn.Module):

@@ -126,7 +126,7 @@ def train(g: ServiceGraph, args: RsdqlDeployArgs, on_progress: Callable[[int, fl
         env.carry(start["env"])
         ring, steps, eps, best_delay, curve = start["ring"], start["steps"], start["eps"], start["best_delay"], start["curve"]
         first, spent = start["episode"] + 1, start["seconds"]
-    fast_net, fast_target = (for_speed(m, args.compile, args.encoder) for m in (net, target))
+    fast_net, fast_target = for_speed((net, target), args.compile, args.encoder)
     for episode in range(first, args.episodes + 1):
         obs = env.reset()
         while not env.done:
