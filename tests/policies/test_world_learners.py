@@ -112,12 +112,14 @@ def test_a_bad_world_setting_is_one_line_and_status_2(tmp_path):
 
 
 def test_a_compiled_training_is_one_model_whatever_its_process_did_before(tmp_path, monkeypatch):
-    """Compiled GAT: trained 10 episodes by a fresh process, or by a process that compiled other
-    nets first, stopped at 5 and resumed: the same weights and curve. Before each compile started
-    from an empty cache, dynamo's full list of variants ran the rest eagerly, and a resumed
-    training parted from an uninterrupted one."""
+    """Compiled GAT: trained 10 episodes by a fresh process, or by a process at another thread
+    count that compiled other nets first, stopped at 5 and resumed: the same weights and curve.
+    Before each compile started from an empty cache, dynamo's full list of variants ran the rest
+    eagerly, and a resumed training parted from an uninterrupted one; before trainings pinned
+    torch's threads, the caller's count changed the rounding."""
     from harness.families.silgpo import agent as silgpo
     from harness.policies.world_learners import parse, train_and_save
+    from harness.rl.threads import torch_threads
 
     monkeypatch.setattr(silgpo, "CHECKPOINT_EVERY", 5)
     flags = ["--encoder", "gat", "--compile", "on", "--instance", "0", "--sweep", "requests=10",
@@ -129,9 +131,10 @@ def test_a_compiled_training_is_one_model_whatever_its_process_did_before(tmp_pa
         args, world, built = parse("sil-gpo", ["--episodes", str(episodes), *flags, *extra])
         return train_and_save("sil-gpo", args, world, built, tmp_path, name, False, lambda *a: None, resume)
 
-    run("other", 5, ("--encoder", "mlp", "--seed", "2"))  # other variants: a lane's earlier model
-    run("resumed", 5)
-    resumed, meta = run("resumed", 10, resume=True)
+    with torch_threads(1 if torch.get_num_threads() > 1 else 2):  # another count than the default
+        run("other", 5, ("--encoder", "mlp", "--seed", "2"))  # other variants compiled first
+        run("resumed", 5)
+        resumed, meta = run("resumed", 10, resume=True)
     assert meta["resumed_from_episode"] == 5
     a, b = (torch.load(p, weights_only=False)["state_dict"] for p in (tmp_path / "fresh.pt", resumed))
     assert all(torch.equal(a[k], b[k]) for k in a)

@@ -55,10 +55,18 @@ class ServiceGraphWorld:
             raise UserError(f"the authors' generator stops at seed {self.instance}: {exc}", field="--instance") from None
 
 
+# SIL-GPO's trainings run torch on one thread whoever calls them, so that a model comes out the same
+# from `harness train`, the study's queue (one core a lane) or a test (harness.rl.threads); on
+# graphs of a few hundred nodes a second thread gains little, and the compiled kernels use one
+TRAINING_THREADS = 1
+
+
 def _train_silgpo(g, args, progress, checkpoint=None, start=None):
     from harness.families.silgpo.agent import train
+    from harness.rl.threads import torch_threads
 
-    actor, _, curve, secs = train(g, args, lambda e, d, sil: progress(e, args.episodes, d), checkpoint, start)
+    with torch_threads(TRAINING_THREADS):
+        actor, _, curve, secs = train(g, args, lambda e, d, sil: progress(e, args.episodes, d), checkpoint, start)
     return actor, {"seconds": secs, "best_delay": min(curve.delay, default=None),
                    "servers": g.N, "services": g.S}, curve.rows(), ("episode", "delay", "sil_on", "unstable"), \
         ("episode", "total delay of the greedy policy")
@@ -66,8 +74,10 @@ def _train_silgpo(g, args, progress, checkpoint=None, start=None):
 
 def _train_rsdql(g, args, progress, checkpoint=None, start=None):
     from harness.families.silgpo.rsdql import train
+    from harness.rl.threads import torch_threads
 
-    net, curve, secs = train(g, args, lambda e, d: progress(e, args.episodes, d), checkpoint, start)
+    with torch_threads(TRAINING_THREADS):
+        net, curve, secs = train(g, args, lambda e, d: progress(e, args.episodes, d), checkpoint, start)
     rows = list(zip(curve.episodes, curve.delay))
     return net, {"seconds": secs, "best_delay": min(curve.delay, default=None), "servers": g.N, "services": g.S}, \
         rows, ("episode", "delay"), ("episode", "total delay of the greedy policy")
