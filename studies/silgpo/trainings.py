@@ -200,12 +200,9 @@ def run(job: Job, models: Path = MODELS, work: Path = WORK) -> tuple[Job, str, f
     study reads into ``models``; (job, what happened, seconds)."""
     import shutil
 
-    import torch
-
     from harness.policies import world_learners
 
-    torch.set_num_threads(1)
-    at = job.at(models, work)
+    at = job.at(models, work)  # torch's threads: the learners pin them (learners.TRAINING_THREADS)
     at.parent.mkdir(parents=True, exist_ok=True)
     with open(at.with_suffix(".lock"), "w") as lock:
         try:

@@ -19,16 +19,21 @@ def one_generation(monkeypatch):
     return baselines
 
 
+def run_check(monkeypatch, capsys, out_dir, *flags) -> tuple[str, list[dict]]:
+    """``helas_budget`` run with ``flags``: (what it printed, the rows of its CSV)."""
+    monkeypatch.setattr(sys, "argv", ["helas_budget", *flags, "--out", str(out_dir)])
+    assert helas_budget.main() == 0
+    out = capsys.readouterr().out
+    with open(out_dir / "helas_budget.csv") as f:
+        return out, list(csv.DictReader(f))
+
+
 def test_each_heaviest_point_at_two_budgets_the_first_the_sweeps(monkeypatch, tmp_path, capsys, one_generation):
     baselines = one_generation
     runs = []  # each placement made once: a --jobs 1 result asked for twice would run HELAS again
     monkeypatch.setitem(baselines.DEPLOYERS, "helas", lambda *a, **kw: runs.append(kw) or baselines.helas(*a, **kw))
     monkeypatch.setattr(sweeps, "agent_delay", lambda *a, **kw: None)  # no model done: the margins wait
-    monkeypatch.setattr(sys, "argv", ["helas_budget", "--times", "3", "--out", str(tmp_path)])
-    assert helas_budget.main() == 0
-    out = capsys.readouterr().out
-    with open(tmp_path / "helas_budget.csv") as f:
-        rows = list(csv.DictReader(f))
+    out, rows = run_check(monkeypatch, capsys, tmp_path, "--times", "3")
     assert [(r["sweep"], r["value"], r["generations"]) for r in rows] == [
         ("arrival", "5-7", "1"), ("arrival", "5-7", "3"), ("chain", "6-8", "1"), ("chain", "6-8", "3"),
         ("requests", "50", "1"), ("requests", "50", "3")]
@@ -47,12 +52,7 @@ def test_more_instances_and_the_agents_margin_at_each_budget(monkeypatch, tmp_pa
 
     agent = {("arrival", 0): 30.0, ("arrival", 1): 20.0, ("chain", 0): 10.0, ("chain", 1): 12.0}
     monkeypatch.setattr(sweeps, "agent_delay", lambda figure, value, k, *a, **kw: sweeps.Reading(agent[figure, k], 0))
-    monkeypatch.setattr(sys, "argv", ["helas_budget", "--points", "chain,arrival", "--instances", "2",
-                                      "--out", str(tmp_path)])
-    assert helas_budget.main() == 0
-    out = capsys.readouterr().out
-    with open(tmp_path / "helas_budget.csv") as f:
-        rows = list(csv.DictReader(f))
+    out, rows = run_check(monkeypatch, capsys, tmp_path, "--points", "chain,arrival", "--instances", "2")
     assert [(r["value"], r["instance_seed"], r["budget"]) for r in rows] == [
         ("5-7", "3", "sweep"), ("5-7", "3", "x2"), ("5-7", "4", "sweep"), ("5-7", "4", "x2"),
         ("6-8", "3", "sweep"), ("6-8", "3", "x2"), ("6-8", "4", "sweep"), ("6-8", "4", "x2")]

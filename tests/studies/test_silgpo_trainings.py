@@ -3,6 +3,8 @@ paper form's seeds (with its control) are jobs of the queue under the names the 
 
 from __future__ import annotations
 
+import json
+
 from studies.silgpo import ablations, agent, trainings
 
 
@@ -44,8 +46,6 @@ def test_the_sweeps_first_instance_at_the_default_setting_is_the_rankings_seed_1
 
 
 def test_the_list_ends_with_what_is_left_at_the_pace_of_the_done_trainings(tmp_path):
-    import json
-
     import torch
 
     models, work = tmp_path / "models", tmp_path / "work"
@@ -60,23 +60,23 @@ def test_the_list_ends_with_what_is_left_at_the_pace_of_the_done_trainings(tmp_p
         "2 of 6 done; 7,500 episodes left in 4 trainings, about 4 lane-hours at the pace of the done ones"
 
 
+def save(path, episodes, delays):
+    """A finished model as the study reads it: its .json and an evaluation every 100 episodes."""
+    path.with_suffix(".json").write_text(json.dumps({"args": {"episodes": episodes}}))
+    path.with_suffix(".curve.csv").write_text(
+        "episode,delay,sil_on\n" + "".join(f"{e},{d},False\n" for e, d in zip(range(100, episodes + 1, 100), delays)))
+
+
 def test_a_late_sweep_model_is_continued_and_the_figures_still_read_its_first_2000_episodes(tmp_path):
     """The "longer" group goes on with a sweep model whose best came in its last 400 episodes, not
     with one that had its best early; the sweeps read the recipe's best from the continued curve
     as before, and the continued best beside it once the continuation is done."""
-    import json
-
     from studies.silgpo import sweeps
 
     folder = tmp_path / "sweeps"
     folder.mkdir()
     (late_path, late_argv), (early_path, _) = (sweeps.agent_model("chain", (3, 5), k, folder, sweeps.RECIPE)
                                                for k in (0, 1))
-
-    def save(path, episodes, delays):
-        path.with_suffix(".json").write_text(json.dumps({"args": {"episodes": episodes}}))
-        path.with_suffix(".curve.csv").write_text(
-            "episode,delay,sil_on\n" + "".join(f"{e},{d},False\n" for e, d in zip(range(100, episodes + 1, 100), delays)))
 
     save(late_path, 2000, [30.0] * 18 + [29.0, 30.0])  # best at 1,900
     save(early_path, 2000, [30.0] * 4 + [28.0] + [30.0] * 15)  # best at 500
@@ -105,19 +105,12 @@ def test_a_late_sweep_model_is_continued_and_the_figures_still_read_its_first_20
 
 def test_a_continuation_trained_anew_that_parts_from_the_kept_curve_is_moved_aside(tmp_path, monkeypatch):
     """Not kept, not counted done, not trained again; the kept curve the figures read unchanged."""
-    import json
-
     from harness.policies import world_learners
     from studies.silgpo import sweeps
 
     folder, work = tmp_path / "sweeps", tmp_path / "work"
     folder.mkdir()
     path, _ = sweeps.agent_model("chain", (3, 5), 0, folder, sweeps.RECIPE)
-
-    def save(at, episodes, delays):
-        at.with_suffix(".json").write_text(json.dumps({"args": {"episodes": episodes}}))
-        at.with_suffix(".curve.csv").write_text(
-            "episode,delay,sil_on\n" + "".join(f"{100 * (i + 1)},{d},False\n" for i, d in enumerate(delays)))
 
     save(path, 2000, [30.0] * 18 + [29.0, 30.0])  # late: its best at 1,900
     kept = path.with_suffix(".curve.csv").read_text()
@@ -152,8 +145,6 @@ def test_a_begun_training_goes_first_and_a_late_model_goes_on_in_the_same_run(tm
     """Asked again as each training ends, the queue puts work begun before work not started (its
     state is only in the work folder), never offers a job twice in a run, passes by a continuation
     with no state to go on from, and offers a late model's continuation once the model is done."""
-    import json
-
     import torch
 
     from studies.silgpo import sweeps

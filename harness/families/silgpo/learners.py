@@ -11,6 +11,7 @@ from harness.errors import UserError
 from harness.families.silgpo.agent import SilGpoArgs
 from harness.families.silgpo.rsdql import RsdqlDeployArgs
 from harness.policies.world_learners import WorldLearner, register
+from harness.rl.threads import torch_threads
 from harness.spec.args import arg
 
 
@@ -63,7 +64,6 @@ TRAINING_THREADS = 1
 
 def _train_silgpo(g, args, progress, checkpoint=None, start=None):
     from harness.families.silgpo.agent import train
-    from harness.rl.threads import torch_threads
 
     with torch_threads(TRAINING_THREADS):
         actor, _, curve, secs = train(g, args, lambda e, d, sil: progress(e, args.episodes, d), checkpoint, start)
@@ -74,7 +74,6 @@ def _train_silgpo(g, args, progress, checkpoint=None, start=None):
 
 def _train_rsdql(g, args, progress, checkpoint=None, start=None):
     from harness.families.silgpo.rsdql import train
-    from harness.rl.threads import torch_threads
 
     with torch_threads(TRAINING_THREADS):
         net, curve, secs = train(g, args, lambda e, d: progress(e, args.episodes, d), checkpoint, start)
